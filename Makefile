@@ -1,0 +1,75 @@
+# Mnemo's front door. Every target installs what it needs (pinned) first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+RUN := $(UV) run --frozen --no-sync
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
+export MNEMO_STATE_DIR ?= $(CURDIR)/.local
+export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
+
+.PHONY: help setup up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.toml services/*/pyproject.toml apps/*/pyproject.toml)
+	$(UV) sync --frozen --all-packages --python $(PYTHON)
+	@touch $@
+
+setup: $(VENV)/.synced ## install pinned tools and dependencies into .venv
+
+up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and all services in one process
+	$(RUN) mnemo up
+
+down: setup ## stop what `make up` started
+	$(RUN) mnemo down
+
+status: setup ## show what is running
+	$(RUN) mnemo status
+
+demo: setup ## start the stack and ingest a real LoCoMo conversation through the honcho-ai SDK
+	$(RUN) mnemo up
+	$(RUN) mnemo demo
+
+test: setup ## run every test (unit, contract, integration) on real NATS and Postgres
+	$(RUN) pytest -q
+
+test-unit: setup ## only the fast tests
+	$(RUN) pytest -q -m "not integration"
+
+test-int: setup ## only the integration tests
+	$(RUN) pytest -q -m integration
+
+lint: setup ## ruff and the import contract
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) lint-imports
+
+fmt: setup ## format the code
+	$(RUN) ruff format .
+	$(RUN) ruff check --fix .
+
+typecheck: setup ## mypy strict
+	$(RUN) mypy libs/schema/src libs/runtime/src services/*/src apps/cli/src
+
+bench: setup ## run the benchmarks and print a table
+	$(RUN) mnemo bench-perf
+
+rebuild: setup ## drop the Postgres projections and rebuild them by replaying the log
+	$(RUN) mnemo rebuild
+
+schema: setup ## regenerate the published JSON Schema / AsyncAPI documents
+	$(RUN) python -m mnemo_schema.publish libs/schema/published
+
+clean: down ## stop everything and delete local data
+	rm -rf $(MNEMO_STATE_DIR)

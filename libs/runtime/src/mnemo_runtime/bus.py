@@ -1,0 +1,83 @@
+"""NATS / JetStream plumbing: connecting, declaring the event stream, publishing events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import nats
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from mnemo_schema import subjects
+from mnemo_schema.events import Envelope, encode_event
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+
+
+async def connect(url: str, name: str) -> NATS:
+    """Connect to NATS, retrying while the server comes up."""
+    return await nats.connect(
+        url,
+        name=name,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        connect_timeout=5,
+        allow_reconnect=True,
+    )
+
+
+def stream_config() -> StreamConfig:
+    """The event stream: file storage, kept forever, duplicate window for retried publishes."""
+    return StreamConfig(
+        name=subjects.STREAM,
+        subjects=[subjects.EVENT_SUBJECTS],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        discard=DiscardPolicy.OLD,
+        max_age=0,
+        duplicate_window=float(subjects.DUPLICATE_WINDOW_SECONDS),
+    )
+
+
+async def ensure_stream(js: JetStreamContext) -> None:
+    """Create the event stream if it does not exist (idempotent, safe from every service)."""
+    try:
+        await js.stream_info(subjects.STREAM)
+    except NotFoundError:
+        await js.add_stream(stream_config())
+
+
+async def stream_last_seq(js: JetStreamContext) -> int:
+    """Sequence of the newest event in the stream (0 when empty)."""
+    info = await js.stream_info(subjects.STREAM)
+    return int(info.state.last_seq)
+
+
+class EventPublisher:
+    """Appends events to the stream; returns each event's stream sequence after the store acks.
+
+    Publishes in a batch are pipelined on one connection, so they are stored in the order given.
+    ``Nats-Msg-Id`` is the event id: a retried publish inside the duplicate window is dropped and
+    answered with the original sequence.
+    """
+
+    def __init__(self, js: JetStreamContext, timeout: float = 10.0) -> None:
+        self._js = js
+        self._timeout = timeout
+
+    async def publish(
+        self, events: Sequence[Envelope], headers: dict[str, str] | None = None
+    ) -> list[int]:
+        """Publish ``events`` in order; return their stream sequences."""
+        futures = []
+        for event in events:
+            hdrs = {MSG_ID_HEADER: event.event_id, **event.trace, **(headers or {})}
+            fut = await self._js.publish_async(
+                event.subject(), encode_event(event), headers=hdrs, wait_stall=self._timeout
+            )
+            futures.append(fut)
+        acks = await asyncio.wait_for(asyncio.gather(*futures), timeout=self._timeout)
+        return [int(a.seq) for a in acks]

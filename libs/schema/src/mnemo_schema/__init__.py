@@ -1,0 +1,1 @@
+"""Mnemo's contracts: events, commands, subjects and ids. The only code services share."""

@@ -1,0 +1,182 @@
+"""Commands to ingest (request-reply on ``mnemo.cmd.<workspace>``) and their replies.
+
+The gateway sends these; an agent may send them too, with nothing but this module or the published
+JSON Schema. A command is a request that may be refused; the events it produces are the facts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from mnemo_schema.config import (
+    MessageConfiguration,
+    PeerConfig,
+    SessionConfiguration,
+    SessionPeerConfig,
+    WorkspaceConfiguration,
+)
+from mnemo_schema.ids import EntityId
+
+MAX_BATCH = 100
+MAX_CONTENT_CHARS = 50_000
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    correlation_id: str | None = None
+
+
+class EnsureWorkspace(_Command):
+    """Get or create a workspace."""
+
+    kind: Literal["ensure_workspace"] = "ensure_workspace"
+    metadata: dict[str, object] | None = None
+    configuration: WorkspaceConfiguration | None = None
+
+
+class UpdateWorkspace(_Command):
+    kind: Literal["update_workspace"] = "update_workspace"
+    metadata: dict[str, object] | None = None
+    configuration: WorkspaceConfiguration | None = None
+
+
+class DeleteWorkspace(_Command):
+    kind: Literal["delete_workspace"] = "delete_workspace"
+
+
+class EnsurePeer(_Command):
+    """Get or create a peer."""
+
+    kind: Literal["ensure_peer"] = "ensure_peer"
+    peer_id: EntityId
+    metadata: dict[str, object] | None = None
+    configuration: PeerConfig | None = None
+
+
+class UpdatePeer(_Command):
+    kind: Literal["update_peer"] = "update_peer"
+    peer_id: EntityId
+    metadata: dict[str, object] | None = None
+    configuration: PeerConfig | None = None
+
+
+class EnsureSession(_Command):
+    """Get or create a session, optionally with members."""
+
+    kind: Literal["ensure_session"] = "ensure_session"
+    session_id: EntityId
+    metadata: dict[str, object] | None = None
+    configuration: SessionConfiguration | None = None
+    peers: dict[EntityId, SessionPeerConfig] | None = None
+
+
+class UpdateSession(_Command):
+    kind: Literal["update_session"] = "update_session"
+    session_id: EntityId
+    metadata: dict[str, object] | None = None
+    configuration: SessionConfiguration | None = None
+
+
+class DeleteSession(_Command):
+    kind: Literal["delete_session"] = "delete_session"
+    session_id: EntityId
+
+
+class AddSessionPeers(_Command):
+    """Add members (creating peers as needed); ``replace`` makes the list the whole membership."""
+
+    kind: Literal["add_session_peers"] = "add_session_peers"
+    session_id: EntityId
+    peers: dict[EntityId, SessionPeerConfig]
+    replace: bool = False
+
+
+class RemoveSessionPeers(_Command):
+    kind: Literal["remove_session_peers"] = "remove_session_peers"
+    session_id: EntityId
+    peer_ids: list[EntityId]
+
+
+class ConfigureSessionPeer(_Command):
+    kind: Literal["configure_session_peer"] = "configure_session_peer"
+    session_id: EntityId
+    peer_id: EntityId
+    observe_me: bool | None = None
+    observe_others: bool | None = None
+
+
+class NewMessage(BaseModel):
+    """One message of a batch."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    peer_id: EntityId
+    content: str = Field(max_length=MAX_CONTENT_CHARS)
+    metadata: dict[str, object] | None = None
+    configuration: MessageConfiguration | None = None
+    created_at: datetime | None = None
+
+
+class PostMessages(_Command):
+    """Append 1..100 messages to a session, all or nothing.
+
+    With an ``idempotency_key`` the message and event ids are derived from it, so a retried batch
+    is de-duplicated by JetStream and by the projections instead of being stored twice.
+    """
+
+    kind: Literal["post_messages"] = "post_messages"
+    session_id: EntityId
+    messages: list[NewMessage] = Field(min_length=1, max_length=MAX_BATCH)
+    idempotency_key: str | None = Field(default=None, max_length=255)
+
+
+class UpdateMessageMetadata(_Command):
+    kind: Literal["update_message_metadata"] = "update_message_metadata"
+    session_id: EntityId
+    message_id: str
+    metadata: dict[str, object]
+
+
+Command = Annotated[
+    EnsureWorkspace
+    | UpdateWorkspace
+    | DeleteWorkspace
+    | EnsurePeer
+    | UpdatePeer
+    | EnsureSession
+    | UpdateSession
+    | DeleteSession
+    | AddSessionPeers
+    | RemoveSessionPeers
+    | ConfigureSessionPeer
+    | PostMessages
+    | UpdateMessageMetadata,
+    Field(discriminator="kind"),
+]
+
+COMMAND_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
+
+
+class CommandError(BaseModel):
+    """Why a command was refused; ``status`` is the HTTP status the gateway answers with."""
+
+    status: int
+    detail: str
+    field: str | None = None
+
+
+class CommandReply(BaseModel):
+    """Ingest's answer: the events appended, and the stream position a reader must wait for."""
+
+    ok: bool
+    error: CommandError | None = None
+    # Highest stream sequence that touched this workspace's write model when the command was
+    # handled; a read-your-writes reader waits until the projections have applied it.
+    watermark: int = 0
+    event_ids: list[str] = Field(default_factory=list)
+    message_ids: list[str] = Field(default_factory=list)
+    created: bool = False

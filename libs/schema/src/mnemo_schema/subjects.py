@@ -1,0 +1,48 @@
+"""Every stream, subject and durable name on the bus, in one place.
+
+Layout (ids match ``ID_PATTERN`` so they are safe subject tokens):
+
+- ``mnemo.evt.<workspace>.ent.<kind>``      entity events (workspace, peer, session, membership)
+- ``mnemo.evt.<workspace>.msg.<session>``   message events, so a consumer can filter one session
+- ``mnemo.cmd.<workspace>``                 commands to ingest, request-reply (core NATS)
+- ``mnemo.projector.applied``               projector watermark notifications (core NATS)
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+STREAM: Final = "MNEMO_EVENTS"
+EVENT_SUBJECTS: Final = "mnemo.evt.>"
+COMMAND_SUBJECTS: Final = "mnemo.cmd.*"
+INGEST_QUEUE: Final = "ingest"
+PROJECTOR_DURABLE: Final = "projector-pg"
+PROJECTOR_APPLIED: Final = "mnemo.projector.applied"
+
+# Duplicate window for Nats-Msg-Id de-duplication of retried publishes.
+DUPLICATE_WINDOW_SECONDS: Final = 3600
+
+
+def command_subject(workspace: str) -> str:
+    """Subject a command for ``workspace`` is sent on."""
+    return f"mnemo.cmd.{workspace}"
+
+
+def entity_subject(workspace: str, kind: str) -> str:
+    """Subject of an entity event (kind: workspace, peer, session, membership)."""
+    return f"mnemo.evt.{workspace}.ent.{kind}"
+
+
+def entity_filter(workspace: str) -> str:
+    """Filter matching every entity event of one workspace."""
+    return f"mnemo.evt.{workspace}.ent.>"
+
+
+def message_subject(workspace: str, session: str) -> str:
+    """Subject of a message event in one session."""
+    return f"mnemo.evt.{workspace}.msg.{session}"
+
+
+def workspace_from_command_subject(subject: str) -> str:
+    """The workspace token of a command subject."""
+    return subject.split(".", 2)[2]
