@@ -1,4 +1,4 @@
-"""Configuration objects for workspaces, sessions, peers and session membership (Honcho v3 shapes)."""
+"""Configuration of workspaces, sessions, peers and session membership (Honcho v3 shapes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Events: immutable, past-tense, versioned facts. The JetStream log of these is the system of record.
+"""Events: immutable, past-tense, versioned facts. Their JetStream log is the system of record.
 
 Add fields only as optional; a change of meaning is a new event type.
 """

@@ -1,0 +1,59 @@
+"""The ``mnemo`` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from mnemo_runtime.settings import InfraSettings
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mnemo", description="Memory infrastructure for AI agents.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run services in this process (default: all)")
+    s.add_argument("--components", default="projector,ingest,gateway")
+    sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
+    sub.add_parser("down", help="stop what `mnemo up` started")
+    sub.add_parser("status", help="show what runs")
+    sub.add_parser("rebuild", help="drop the Postgres projections and rebuild them from the log")
+    d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
+    d.add_argument("--conversation", default="conv-26")
+    d.add_argument("--sessions", type=int, default=3, help="how many sessions to ingest")
+    b = sub.add_parser("bench-perf", help="throughput and latency benchmarks; prints a table")
+    b.add_argument("--seconds", type=float, default=10.0)
+    b.add_argument("--clients", type=int, default=4)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    args = _parser().parse_args(argv)
+    settings = InfraSettings()
+    if args.command == "serve":
+        from mnemo_cli.serve import serve
+
+        asyncio.run(serve([c for c in args.components.split(",") if c], settings))
+    elif args.command in ("up", "down", "status"):
+        from mnemo_cli import local
+
+        getattr(local, args.command)(settings)
+    elif args.command == "rebuild":
+        from mnemo_cli.rebuild import rebuild
+
+        asyncio.run(rebuild(settings))
+    elif args.command == "demo":
+        from mnemo_cli.demo import demo
+
+        demo(args.conversation, args.sessions)
+    elif args.command == "bench-perf":
+        from mnemo_cli.bench_perf import bench
+
+        asyncio.run(bench(settings, seconds=args.seconds, clients=args.clients))
+    else:  # pragma: no cover - argparse guards this
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

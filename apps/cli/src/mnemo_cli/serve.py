@@ -1,0 +1,78 @@
+"""Run Mnemo's services in one process (all-in-one) or a chosen subset (one per Deployment).
+
+The same handler code runs in both modes; the component list only decides what this process
+includes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Sequence
+
+import uvicorn
+from faststream.nats import NatsBroker
+
+from mnemo_gateway.app import build_app as build_gateway
+from mnemo_gateway.settings import GatewaySettings
+from mnemo_ingest.app import build_app as build_ingest
+from mnemo_ingest.settings import IngestSettings
+from mnemo_projector.app import build_app as build_projector
+from mnemo_projector.settings import ProjectorSettings
+from mnemo_runtime.infra import open_infra
+from mnemo_runtime.logging import configure_logging, get_logger
+from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.tracing import configure_tracing
+
+ALL = ("projector", "ingest", "gateway")
+log = get_logger("mnemo.serve")
+
+
+async def serve(components: Sequence[str], infra_settings: InfraSettings) -> None:
+    """Run ``components`` until SIGTERM / SIGINT."""
+    unknown = set(components) - set(ALL)
+    if unknown:
+        raise SystemExit(f"unknown components: {', '.join(sorted(unknown))}")
+    configure_logging(infra_settings.log_level, infra_settings.log_format)
+    configure_tracing("mnemo")
+    nats_url, db_url = infra_settings.require_urls()
+    infra = await open_infra(nats_url, db_url, "mnemo-" + "+".join(components))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    tasks: list[asyncio.Task[None]] = []
+    broker: NatsBroker | None = None
+    server: uvicorn.Server | None = None
+    try:
+        projector = build_projector(ProjectorSettings(), infra.nc, infra.js, infra.pool)
+        await projector.setup()
+        if "projector" in components:
+            tasks.append(asyncio.create_task(projector.run(stop)))
+        if "ingest" in components:
+            broker = NatsBroker(nats_url, log_level=logging.DEBUG)
+            broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
+            await broker.start()
+        if "gateway" in components:
+            gs = GatewaySettings()
+            app = build_gateway(gs, infra.nc, infra.pool)
+            config = uvicorn.Config(
+                app, host=gs.host, port=gs.port, log_level="warning", access_log=False,
+                lifespan="on", loop="asyncio",
+            )  # fmt: skip
+            server = uvicorn.Server(config)
+            server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+            tasks.append(asyncio.create_task(server.serve()))
+        log.info("mnemo.started", components=list(components))
+        await stop.wait()
+    finally:
+        log.info("mnemo.stopping")
+        if server is not None:
+            server.should_exit = True
+        stop.set()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
+        if broker is not None:
+            await broker.stop()
+        await infra.close()

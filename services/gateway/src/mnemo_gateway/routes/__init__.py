@@ -1,0 +1,1 @@
+"""Honcho v3 HTTP routes, one module per resource."""

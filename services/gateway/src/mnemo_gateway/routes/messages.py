@@ -1,0 +1,72 @@
+"""/v3/workspaces/{w}/sessions/{s}/messages"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+
+from mnemo_gateway import views
+from mnemo_gateway.api import ListBody, MessageBatchCreate, MessageOut, MessageUpdate, Page
+from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.store import MESSAGE_COLS
+from mnemo_schema import commands as c
+
+router = APIRouter(
+    prefix="/v3/workspaces/{workspace_id}/sessions/{session_id}/messages", tags=["messages"]
+)
+
+
+@router.post("", response_model=list[MessageOut], status_code=201)
+async def create_messages(
+    workspace_id: str,
+    session_id: str,
+    body: MessageBatchCreate,
+    svc: Svc,
+    idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+) -> list[MessageOut]:
+    """Append 1..100 messages, all or nothing; a retry with the same Idempotency-Key is a no-op."""
+    reply = await svc.bus.send(
+        workspace_id,
+        c.PostMessages(
+            session_id=session_id, messages=body.messages, idempotency_key=idempotency_key
+        ),
+    )
+    rows = await svc.store.messages_by_id(workspace_id, reply.message_ids)
+    by_id = {r["id"]: r for r in rows}
+    return [views.message(by_id[i]) for i in reply.message_ids if i in by_id]
+
+
+@router.post("/list", response_model=Page[MessageOut])
+async def list_messages(
+    workspace_id: str, session_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+) -> Page[MessageOut]:
+    """Messages of a session in posting order, filtered and paginated."""
+    await svc.store.session(workspace_id, session_id)
+    rows, total, pages = await svc.store.page(
+        "messages", "workspace = %s AND session_id = %s", [workspace_id, session_id],
+        MESSAGE_COLS, body.filters if body else None, paging.page, paging.size,
+        order("seq", paging),
+    )  # fmt: skip
+    items = [views.message(r) for r in rows]
+    return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
+
+
+@router.get("/{message_id}", response_model=MessageOut)
+async def get_message(workspace_id: str, session_id: str, message_id: str, svc: Svc) -> MessageOut:
+    """One message."""
+    return views.message(await svc.store.message(workspace_id, session_id, message_id))
+
+
+@router.put("/{message_id}", response_model=MessageOut)
+async def update_message(
+    workspace_id: str, session_id: str, message_id: str, body: MessageUpdate, svc: Svc
+) -> MessageOut:
+    """Replace a message's metadata."""
+    await svc.bus.send(
+        workspace_id,
+        c.UpdateMessageMetadata(
+            session_id=session_id, message_id=message_id, metadata=body.metadata
+        ),
+    )
+    return views.message(await svc.store.message(workspace_id, session_id, message_id))

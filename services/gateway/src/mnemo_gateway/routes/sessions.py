@@ -1,0 +1,150 @@
+"""/v3/workspaces/{w}/sessions and their members."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Response
+
+from mnemo_gateway import views
+from mnemo_gateway.api import (
+    ListBody,
+    Page,
+    PeerOut,
+    SessionCreate,
+    SessionOut,
+    SessionPeerConfigOut,
+    SessionUpdate,
+)
+from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.store import SESSION_COLS
+from mnemo_schema import commands as c
+from mnemo_schema.config import SessionPeerConfig
+from mnemo_schema.ids import EntityId
+
+router = APIRouter(prefix="/v3/workspaces/{workspace_id}/sessions", tags=["sessions"])
+
+PeerMap = Annotated[dict[EntityId, SessionPeerConfig], Body()]
+
+
+@router.post("", response_model=SessionOut)
+async def get_or_create_session(
+    workspace_id: str, body: SessionCreate, svc: Svc, response: Response
+) -> SessionOut:
+    """Get a session, creating it (and its initial members) if it does not exist."""
+    reply = await svc.bus.send(
+        workspace_id,
+        c.EnsureSession(
+            session_id=body.id, metadata=body.metadata, configuration=body.configuration,
+            peers=body.peers,
+        ),
+    )  # fmt: skip
+    response.status_code = 201 if reply.created else 200
+    return views.session(await svc.store.session(workspace_id, body.id))
+
+
+@router.post("/list", response_model=Page[SessionOut])
+async def list_sessions(
+    workspace_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+) -> Page[SessionOut]:
+    """Sessions of a workspace, filtered and paginated."""
+    await svc.store.workspace(workspace_id)
+    rows, total, pages = await svc.store.page(
+        "sessions", "workspace = %s", [workspace_id], SESSION_COLS,
+        body.filters if body else None, paging.page, paging.size, order("created_at", paging),
+    )  # fmt: skip
+    items = [views.session(r) for r in rows]
+    return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
+
+
+@router.put("/{session_id}", response_model=SessionOut)
+async def update_session(
+    workspace_id: str, session_id: str, body: SessionUpdate, svc: Svc
+) -> SessionOut:
+    """Replace a session's metadata and/or configuration."""
+    await svc.bus.send(
+        workspace_id,
+        c.UpdateSession(
+            session_id=session_id, metadata=body.metadata, configuration=body.configuration
+        ),
+    )
+    return views.session(await svc.store.session(workspace_id, session_id))
+
+
+@router.delete("/{session_id}", status_code=202)
+async def delete_session(workspace_id: str, session_id: str, svc: Svc) -> dict[str, str]:
+    """Delete a session, its members and its messages from the read models."""
+    await svc.bus.send(workspace_id, c.DeleteSession(session_id=session_id))
+    return {"status": "deleted"}
+
+
+@router.post("/{session_id}/peers", response_model=SessionOut)
+async def add_session_peers(
+    workspace_id: str, session_id: str, peers: PeerMap, svc: Svc
+) -> SessionOut:
+    """Add members (peer id -> configuration)."""
+    await svc.bus.send(workspace_id, c.AddSessionPeers(session_id=session_id, peers=peers))
+    return views.session(await svc.store.session(workspace_id, session_id))
+
+
+@router.put("/{session_id}/peers", response_model=SessionOut)
+async def set_session_peers(
+    workspace_id: str, session_id: str, peers: PeerMap, svc: Svc
+) -> SessionOut:
+    """Make the given peers the whole membership."""
+    await svc.bus.send(
+        workspace_id, c.AddSessionPeers(session_id=session_id, peers=peers, replace=True)
+    )
+    return views.session(await svc.store.session(workspace_id, session_id))
+
+
+@router.delete("/{session_id}/peers", response_model=SessionOut)
+async def remove_session_peers(
+    workspace_id: str, session_id: str, peer_ids: Annotated[list[EntityId], Body()], svc: Svc
+) -> SessionOut:
+    """Remove members."""
+    await svc.bus.send(workspace_id, c.RemoveSessionPeers(session_id=session_id, peer_ids=peer_ids))
+    return views.session(await svc.store.session(workspace_id, session_id))
+
+
+@router.get("/{session_id}/peers", response_model=Page[PeerOut])
+async def list_session_peers(
+    workspace_id: str, session_id: str, svc: Svc, paging: PageQ
+) -> Page[PeerOut]:
+    """Members of a session."""
+    await svc.store.session(workspace_id, session_id)
+    scope = (
+        "workspace = %s AND id IN (SELECT peer_id FROM session_peers"
+        " WHERE workspace = %s AND session_id = %s)"
+    )
+    rows, total, pages = await svc.store.page(
+        "peers", scope, [workspace_id, workspace_id, session_id], {}, None,
+        paging.page, paging.size, order("created_at", paging),
+    )  # fmt: skip
+    items = [views.peer(r) for r in rows]
+    return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
+
+
+@router.get("/{session_id}/peers/{peer_id}/config", response_model=SessionPeerConfigOut)
+async def get_session_peer_config(
+    workspace_id: str, session_id: str, peer_id: str, svc: Svc
+) -> SessionPeerConfigOut:
+    """A member's observe_me / observe_others switches."""
+    row = await svc.store.member_config(workspace_id, session_id, peer_id)
+    return SessionPeerConfigOut(observe_me=row["observe_me"], observe_others=row["observe_others"])
+
+
+@router.put("/{session_id}/peers/{peer_id}/config", response_model=SessionPeerConfigOut)
+async def set_session_peer_config(
+    workspace_id: str, session_id: str, peer_id: str, body: SessionPeerConfig, svc: Svc
+) -> SessionPeerConfigOut:
+    """Change a member's switches; later messages are routed by the new values."""
+    await svc.bus.send(
+        workspace_id,
+        c.ConfigureSessionPeer(
+            session_id=session_id, peer_id=peer_id, observe_me=body.observe_me,
+            observe_others=body.observe_others,
+        ),
+    )  # fmt: skip
+    row = await svc.store.member_config(workspace_id, session_id, peer_id)
+    return SessionPeerConfigOut(observe_me=row["observe_me"], observe_others=row["observe_others"])

@@ -1,0 +1,72 @@
+"""Read-your-writes: wait until the projections have applied a given stream position.
+
+The projector announces each committed position on a core NATS subject; as that is at-most-once,
+waiters also re-read the position from Postgres on a short interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_schema import subjects
+
+_POLL_S = 0.1
+
+
+class ProjectionWatermark:
+    def __init__(self, nc: NATS, pool: AsyncConnectionPool) -> None:
+        self._nc = nc
+        self._pool = pool
+        self.value = 0
+        self._changed = asyncio.Event()
+        self._sub: Subscription | None = None
+
+    async def start(self) -> None:
+        """Subscribe to announcements and read the current position."""
+        self._sub = await self._nc.subscribe(subjects.PROJECTOR_APPLIED, cb=self._on_applied)
+        await self.refresh()
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+
+    async def _on_applied(self, msg: Msg) -> None:
+        with contextlib.suppress(ValueError):
+            self._advance(int(msg.data))
+
+    def _advance(self, seq: int) -> None:
+        if seq > self.value:
+            self.value = seq
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def refresh(self) -> int:
+        """Re-read the applied position from Postgres."""
+        async with self._pool.connection() as conn:
+            cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = 'pg'")
+            row = await cur.fetchone()
+        if row is not None:
+            self._advance(int(row["seq"]))  # type: ignore[call-overload]
+        return self.value
+
+    async def wait(self, seq: int, timeout: float) -> bool:
+        """True once position ``seq`` is applied; False if ``timeout`` passes first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.value < seq:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), min(remaining, _POLL_S))
+            if self.value < seq:
+                await self.refresh()
+        return True

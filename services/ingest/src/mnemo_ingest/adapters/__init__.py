@@ -1,0 +1,1 @@
+"""Adapters of ingest's ports: JetStream log, Postgres message directory."""

@@ -1,0 +1,50 @@
+"""The event log on JetStream."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from mnemo_runtime.bus import EventPublisher, stream_last_seq
+from mnemo_schema import subjects
+from mnemo_schema.events import Envelope, Event, decode_event
+
+
+class JetStreamLog:
+    """Appends through the publisher; reads entity history with a filtered consumer."""
+
+    def __init__(self, js: JetStreamContext) -> None:
+        self._js = js
+        self._publisher = EventPublisher(js)
+
+    async def append(self, events: Sequence[Envelope]) -> list[int]:
+        return await self._publisher.publish(events)
+
+    async def head(self) -> int:
+        return await stream_last_seq(self._js)
+
+    async def entity_history(self, workspace: str) -> list[tuple[int, Event]]:
+        sub = await self._js.pull_subscribe(
+            subjects.entity_filter(workspace),
+            stream=subjects.STREAM,
+            config=ConsumerConfig(
+                deliver_policy=DeliverPolicy.ALL,
+                ack_policy=AckPolicy.NONE,
+                inactive_threshold=30.0,
+                mem_storage=True,
+            ),
+        )
+        try:
+            info = await sub.consumer_info()
+            remaining = int(info.num_pending)
+            out: list[tuple[int, Event]] = []
+            while remaining > 0:
+                msgs = await sub.fetch(min(remaining, 1000), timeout=10)
+                for m in msgs:
+                    out.append((int(m.metadata.sequence.stream), decode_event(m.data)))
+                remaining -= len(msgs)
+            return out
+        finally:
+            await sub.unsubscribe()

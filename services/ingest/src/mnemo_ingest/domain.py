@@ -1,0 +1,271 @@
+"""Pure decisions: a command plus the write model gives events, or a refusal. No I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from mnemo_ingest.model import Member, SessionState, WorkspaceModel
+from mnemo_schema import commands as c
+from mnemo_schema.config import PeerConfig, SessionPeerConfig, WorkspaceConfiguration
+from mnemo_schema.events import (
+    Envelope,
+    MessageMetadataUpdated,
+    MessagePosted,
+    PeerCreated,
+    PeerJoinedSession,
+    PeerLeftSession,
+    PeerUpdated,
+    Representation,
+    SessionCreated,
+    SessionDeleted,
+    SessionPeerConfigured,
+    SessionUpdated,
+    WorkspaceCreated,
+    WorkspaceDeleted,
+    WorkspaceUpdated,
+)
+from mnemo_schema.ids import derived_event_id, derived_id, new_event_id, new_message_id
+
+
+class Refusal(Exception):
+    """A command that cannot be applied; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, detail: str, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a decision needs from outside: the workspace, the clock, trace and correlation."""
+
+    workspace: str
+    now: datetime
+    trace: dict[str, str] = field(default_factory=dict)
+    correlation_id: str | None = None
+
+
+@dataclass
+class Decision:
+    events: list[Envelope] = field(default_factory=list)
+    created: bool = False
+    message_ids: list[str] = field(default_factory=list)
+
+
+def representations(
+    model: WorkspaceModel, session: SessionState, sender: str
+) -> list[Representation]:
+    """The (observer, observed) pairs a message from ``sender`` may feed, right now.
+
+    A peer that opted out of being observed (peer-level or in this session) feeds nothing. Otherwise
+    the sender's own model (sender, sender) takes it, and so does every other member that observes
+    others in this session: each observer's model is formed only from what it witnessed.
+    """
+    if not model.peers.get(sender, True):
+        return []
+    me = session.members.get(sender, Member())
+    if not me.observe_me:
+        return []
+    reps = [Representation(observer=sender, observed=sender)]
+    for pid, member in sorted(session.members.items()):
+        if pid != sender and member.observe_others:
+            reps.append(Representation(observer=pid, observed=sender))
+    return reps
+
+
+class _Builder:
+    """Accumulates events while keeping a scratch copy of the model up to date."""
+
+    def __init__(self, model: WorkspaceModel, ctx: Context) -> None:
+        self.model = model
+        self.ctx = ctx
+        self.decision = Decision()
+
+    def emit(
+        self, make: Callable[..., Envelope], event_id: str | None = None, **fields: object
+    ) -> None:
+        event = make(
+            event_id=event_id or new_event_id(),
+            workspace=self.ctx.workspace,
+            occurred_at=self.ctx.now,
+            trace=self.ctx.trace,
+            correlation_id=self.ctx.correlation_id,
+            **fields,
+        )
+        self.model.apply(event)  # type: ignore[arg-type]
+        self.decision.events.append(event)
+
+    def ensure_peer(self, peer_id: str) -> None:
+        if peer_id not in self.model.peers:
+            self.emit(PeerCreated, peer_id=peer_id, metadata={})
+
+    def join(self, session_id: str, peer_id: str, cfg: SessionPeerConfig) -> None:
+        self.ensure_peer(peer_id)
+        members = self.model.sessions[session_id].members
+        current = members.get(peer_id)
+        if current is None:
+            self.emit(
+                PeerJoinedSession,
+                session_id=session_id,
+                peer_id=peer_id,
+                observe_me=cfg.observe_me is not False,
+                observe_others=cfg.observe_others is True,
+            )
+            return
+        wanted = Member(
+            current.observe_me if cfg.observe_me is None else cfg.observe_me,
+            current.observe_others if cfg.observe_others is None else cfg.observe_others,
+        )
+        if wanted != current:
+            self.emit(
+                SessionPeerConfigured,
+                session_id=session_id,
+                peer_id=peer_id,
+                observe_me=wanted.observe_me,
+                observe_others=wanted.observe_others,
+            )
+
+
+def _need_workspace(model: WorkspaceModel, ctx: Context) -> None:
+    if not model.exists:
+        raise Refusal(404, f"workspace {ctx.workspace!r} not found", "workspace_id")
+
+
+def _need_session(model: WorkspaceModel, session_id: str) -> SessionState:
+    session = model.sessions.get(session_id)
+    if session is None:
+        raise Refusal(404, f"session {session_id!r} not found", "session_id")
+    return session
+
+
+def decide(
+    model: WorkspaceModel,
+    cmd: c.Command,
+    ctx: Context,
+    token_counts: list[int] | None = None,
+) -> Decision:
+    """Events that carry out ``cmd`` on ``model`` (which is updated as a scratch copy)."""
+    b = _Builder(model, ctx)
+    if isinstance(cmd, c.EnsureWorkspace):
+        if not model.exists:
+            b.emit(
+                WorkspaceCreated,
+                metadata=cmd.metadata or {},
+                configuration=cmd.configuration or WorkspaceConfiguration(),
+            )
+            b.decision.created = True
+        return b.decision
+    _need_workspace(model, ctx)
+    match cmd:
+        case c.UpdateWorkspace():
+            b.emit(WorkspaceUpdated, metadata=cmd.metadata, configuration=cmd.configuration)
+        case c.DeleteWorkspace():
+            b.emit(WorkspaceDeleted)
+        case c.EnsurePeer():
+            if cmd.peer_id not in model.peers:
+                b.emit(
+                    PeerCreated,
+                    peer_id=cmd.peer_id,
+                    metadata=cmd.metadata or {},
+                    configuration=cmd.configuration or PeerConfig(),
+                )
+                b.decision.created = True
+        case c.UpdatePeer():
+            if cmd.peer_id not in model.peers:
+                raise Refusal(404, f"peer {cmd.peer_id!r} not found", "peer_id")
+            b.emit(
+                PeerUpdated,
+                peer_id=cmd.peer_id,
+                metadata=cmd.metadata,
+                configuration=cmd.configuration,
+            )
+        case c.EnsureSession():
+            if cmd.session_id not in model.sessions:
+                b.emit(
+                    SessionCreated,
+                    session_id=cmd.session_id,
+                    metadata=cmd.metadata or {},
+                    configuration=cmd.configuration or WorkspaceConfiguration(),
+                )
+                b.decision.created = True
+            for pid, cfg in (cmd.peers or {}).items():
+                b.join(cmd.session_id, pid, cfg)
+        case c.UpdateSession():
+            _need_session(model, cmd.session_id)
+            b.emit(
+                SessionUpdated,
+                session_id=cmd.session_id,
+                metadata=cmd.metadata,
+                configuration=cmd.configuration,
+            )
+        case c.DeleteSession():
+            _need_session(model, cmd.session_id)
+            b.emit(SessionDeleted, session_id=cmd.session_id)
+        case c.AddSessionPeers():
+            session = _need_session(model, cmd.session_id)
+            if cmd.replace:
+                for pid in sorted(set(session.members) - set(cmd.peers)):
+                    b.emit(PeerLeftSession, session_id=cmd.session_id, peer_id=pid)
+            for pid, cfg in cmd.peers.items():
+                b.join(cmd.session_id, pid, cfg)
+        case c.RemoveSessionPeers():
+            session = _need_session(model, cmd.session_id)
+            for pid in dict.fromkeys(cmd.peer_ids):
+                if pid in session.members:
+                    b.emit(PeerLeftSession, session_id=cmd.session_id, peer_id=pid)
+        case c.ConfigureSessionPeer():
+            session = _need_session(model, cmd.session_id)
+            if cmd.peer_id not in session.members:
+                raise Refusal(
+                    404,
+                    f"peer {cmd.peer_id!r} is not a member of session {cmd.session_id!r}",
+                    "peer_id",
+                )
+            b.join(
+                cmd.session_id,
+                cmd.peer_id,
+                SessionPeerConfig(observe_me=cmd.observe_me, observe_others=cmd.observe_others),
+            )
+        case c.PostMessages():
+            _post_messages(b, cmd, token_counts)
+        case c.UpdateMessageMetadata():
+            _need_session(model, cmd.session_id)
+            b.emit(
+                MessageMetadataUpdated,
+                session_id=cmd.session_id,
+                message_id=cmd.message_id,
+                metadata=cmd.metadata,
+            )
+    return b.decision
+
+
+def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | None) -> None:
+    session = _need_session(b.model, cmd.session_id)
+    counts = token_counts or [0] * len(cmd.messages)
+    if len(counts) != len(cmd.messages):
+        raise ValueError("one token count per message is required")
+    for i, msg in enumerate(cmd.messages):
+        b.join(cmd.session_id, msg.peer_id, SessionPeerConfig())
+        # With an idempotency key, a retried batch gets the same message and event ids, so the
+        # log's duplicate window and the projections' keys both drop the repeat.
+        key = cmd.idempotency_key
+        message_id = (
+            derived_id(b.ctx.workspace, cmd.session_id, key, str(i)) if key else new_message_id()
+        )
+        b.emit(
+            MessagePosted,
+            event_id=derived_event_id(b.ctx.workspace, "msg", message_id) if key else None,
+            session_id=cmd.session_id,
+            message_id=message_id,
+            peer_id=msg.peer_id,
+            content=msg.content,
+            metadata=msg.metadata or {},
+            created_at=msg.created_at or b.ctx.now,
+            token_count=counts[i],
+            representations=representations(b.model, session, msg.peer_id),
+        )
+        b.decision.message_ids.append(message_id)

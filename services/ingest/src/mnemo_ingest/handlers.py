@@ -1,0 +1,67 @@
+"""Bus handlers: decode a command, hand it to the service, reply. Thin by design."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from faststream.nats import NatsMessage, NatsRouter
+from pydantic import ValidationError
+
+from mnemo_ingest.service import IngestService
+from mnemo_runtime.tracing import extract_context, inject_headers, tracer
+from mnemo_schema import subjects
+from mnemo_schema.commands import COMMAND_ADAPTER, CommandError, CommandReply
+from mnemo_schema.ids import ID_PATTERN
+
+_tracer = tracer("mnemo.ingest")
+
+
+def validation_reply(err: ValidationError) -> CommandReply:
+    """A 422 reply naming the first invalid field, dotted (``messages.3.content``)."""
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"] if p not in _UNION_TAGS)
+    return CommandReply(
+        ok=False, error=CommandError(status=422, detail=f"{loc}: {first['msg']}", field=loc)
+    )
+
+
+_UNION_TAGS = {
+    "ensure_workspace", "update_workspace", "delete_workspace", "ensure_peer", "update_peer",
+    "ensure_session", "update_session", "delete_session", "add_session_peers",
+    "remove_session_peers", "configure_session_peer", "post_messages", "update_message_metadata",
+}  # fmt: skip
+
+
+def build_router(service: IngestService) -> NatsRouter:
+    """The ingest subscribers, bound to one service instance."""
+    router = NatsRouter()
+
+    @router.subscriber(subjects.COMMAND_SUBJECTS, queue=subjects.INGEST_QUEUE)
+    async def on_command(body: Any, msg: NatsMessage) -> bytes:
+        """mnemo.cmd.<workspace>: validate and apply one command; reply with a CommandReply."""
+        workspace = subjects.workspace_from_command_subject(msg.raw_message.subject)
+        with _tracer.start_as_current_span(
+            "ingest.command",
+            context=extract_context(msg.headers),
+            attributes={"workspace": workspace},
+        ):
+            # Validate the raw bytes ourselves so a bad command gets a reply naming the field.
+            del body
+            reply = await _handle(service, workspace, msg.body)
+        return reply.model_dump_json().encode()
+
+    return router
+
+
+async def _handle(service: IngestService, workspace: str, body: bytes) -> CommandReply:
+    if not re.fullmatch(ID_PATTERN, workspace):
+        return CommandReply(
+            ok=False,
+            error=CommandError(status=422, detail="workspace id is invalid", field="workspace_id"),
+        )
+    try:
+        cmd = COMMAND_ADAPTER.validate_json(body)
+    except ValidationError as err:
+        return validation_reply(err)
+    return await service.handle(workspace, cmd, inject_headers())

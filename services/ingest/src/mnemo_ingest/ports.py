@@ -1,0 +1,38 @@
+"""What ingest needs from the outside world."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from mnemo_schema.events import Envelope, Event
+
+
+class EventLog(Protocol):
+    """The append-only event log."""
+
+    async def append(self, events: Sequence[Envelope]) -> list[int]:
+        """Store ``events`` in order; return their positions once stored."""
+        ...
+
+    async def entity_history(self, workspace: str) -> list[tuple[int, Event]]:
+        """Every entity event of ``workspace`` with its position, oldest first."""
+        ...
+
+    async def head(self) -> int:
+        """Position of the newest event in the log."""
+        ...
+
+
+class MessageDirectory(Protocol):
+    """Looks up whether a message exists (read side)."""
+
+    async def session_of(self, workspace: str, message_id: str) -> str | None:
+        """The session holding ``message_id``, or None."""
+        ...
+
+
+class Tokenizer(Protocol):
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Token count of each text."""
+        ...

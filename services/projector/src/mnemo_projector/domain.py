@@ -1,0 +1,165 @@
+"""Event -> SQL: how each event changes the read models. Every statement is idempotent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
+
+from mnemo_schema.events import (
+    Event,
+    MessageMetadataUpdated,
+    MessagePosted,
+    PeerCreated,
+    PeerJoinedSession,
+    PeerLeftSession,
+    PeerUpdated,
+    SessionCreated,
+    SessionDeleted,
+    SessionPeerConfigured,
+    SessionUpdated,
+    WorkspaceCreated,
+    WorkspaceDeleted,
+    WorkspaceUpdated,
+)
+
+Statement = tuple[str, tuple[Any, ...]]
+
+_INSERT_MESSAGE = """
+INSERT INTO messages (workspace, id, session_id, seq, peer_id, content, metadata, token_count,
+                      created_at, representations)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (workspace, id) DO NOTHING
+"""
+
+
+def _cfg(model: Any) -> Jsonb:
+    return Jsonb(model.model_dump(exclude_none=True))
+
+
+def statement(seq: int, event: Event) -> Statement | None:
+    """The SQL that applies ``event`` (stream position ``seq``), or None if it changes nothing."""
+    ws = event.workspace
+    match event:
+        case WorkspaceCreated():
+            return (
+                "INSERT INTO workspaces (id, uid, metadata, configuration, created_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (ws, event.event_id, Jsonb(event.metadata), _cfg(event.configuration),
+                 event.occurred_at),
+            )  # fmt: skip
+        case WorkspaceUpdated():
+            return (
+                "UPDATE workspaces SET metadata = COALESCE(%s, metadata),"
+                " configuration = COALESCE(%s, configuration) WHERE id = %s",
+                (_json_or_none(event.metadata), _cfg_or_none(event.configuration), ws),
+            )
+        case WorkspaceDeleted():
+            return ("SELECT mnemo_delete_workspace(%s)", (ws,))
+        case PeerCreated():
+            return (
+                "INSERT INTO peers (workspace, id, uid, metadata, configuration, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, event.peer_id, event.event_id, Jsonb(event.metadata),
+                 _cfg(event.configuration), event.occurred_at),
+            )  # fmt: skip
+        case PeerUpdated():
+            return (
+                "UPDATE peers SET metadata = COALESCE(%s, metadata),"
+                " configuration = COALESCE(%s, configuration) WHERE workspace = %s AND id = %s",
+                (_json_or_none(event.metadata), _cfg_or_none(event.configuration), ws,
+                 event.peer_id),
+            )  # fmt: skip
+        case SessionCreated():
+            return (
+                "INSERT INTO sessions (workspace, id, uid, metadata, configuration, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, event.session_id, event.event_id, Jsonb(event.metadata),
+                 _cfg(event.configuration), event.occurred_at),
+            )  # fmt: skip
+        case SessionUpdated():
+            return (
+                "UPDATE sessions SET metadata = COALESCE(%s, metadata),"
+                " configuration = COALESCE(%s, configuration) WHERE workspace = %s AND id = %s",
+                (_json_or_none(event.metadata), _cfg_or_none(event.configuration), ws,
+                 event.session_id),
+            )  # fmt: skip
+        case SessionDeleted():
+            return ("SELECT mnemo_delete_session(%s, %s)", (ws, event.session_id))
+        case PeerJoinedSession() | SessionPeerConfigured():
+            return (
+                "INSERT INTO session_peers (workspace, session_id, peer_id, observe_me,"
+                " observe_others, joined_at) VALUES (%s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (workspace, session_id, peer_id) DO UPDATE SET"
+                " observe_me = EXCLUDED.observe_me, observe_others = EXCLUDED.observe_others",
+                (ws, event.session_id, event.peer_id, event.observe_me, event.observe_others,
+                 event.occurred_at),
+            )  # fmt: skip
+        case PeerLeftSession():
+            return (
+                "DELETE FROM session_peers WHERE workspace = %s AND session_id = %s"
+                " AND peer_id = %s",
+                (ws, event.session_id, event.peer_id),
+            )
+        case MessagePosted():
+            return (_INSERT_MESSAGE, message_row(seq, event))
+        case MessageMetadataUpdated():
+            return (
+                "UPDATE messages SET metadata = %s WHERE workspace = %s AND id = %s",
+                (Jsonb(event.metadata), ws, event.message_id),
+            )
+    return None
+
+
+def message_row(seq: int, e: MessagePosted) -> tuple[Any, ...]:
+    """Row values of one posted message."""
+    return (
+        e.workspace, e.message_id, e.session_id, seq, e.peer_id, e.content, Jsonb(e.metadata),
+        e.token_count, e.created_at, Jsonb([r.model_dump() for r in e.representations]),
+    )  # fmt: skip
+
+
+def _json_or_none(value: dict[str, object] | None) -> Jsonb | None:
+    return None if value is None else Jsonb(value)
+
+
+def _cfg_or_none(value: Any) -> Jsonb | None:
+    return None if value is None else _cfg(value)
+
+
+FUNCTIONS = """
+CREATE OR REPLACE FUNCTION mnemo_delete_session(ws text, sid text) RETURNS void AS $$
+BEGIN
+    DELETE FROM messages WHERE workspace = ws AND session_id = sid;
+    DELETE FROM session_peers WHERE workspace = ws AND session_id = sid;
+    DELETE FROM sessions WHERE workspace = ws AND id = sid;
+END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION mnemo_delete_workspace(ws text) RETURNS void AS $$
+BEGIN
+    DELETE FROM messages WHERE workspace = ws;
+    DELETE FROM session_peers WHERE workspace = ws;
+    DELETE FROM sessions WHERE workspace = ws;
+    DELETE FROM peers WHERE workspace = ws;
+    DELETE FROM workspaces WHERE id = ws;
+END $$ LANGUAGE plpgsql;
+"""
+
+
+async def apply_batch(conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+    """Apply events in order inside the caller's transaction; consecutive messages in bulk."""
+    rows: list[tuple[Any, ...]] = []
+    async with conn.cursor() as cur:
+        for seq, event in batch:
+            if isinstance(event, MessagePosted):
+                rows.append(message_row(seq, event))
+                continue
+            if rows:
+                await cur.executemany(_INSERT_MESSAGE, rows)
+                rows = []
+            stmt = statement(seq, event)
+            if stmt is not None:
+                await cur.execute(stmt[0], stmt[1])
+        if rows:
+            await cur.executemany(_INSERT_MESSAGE, rows)
