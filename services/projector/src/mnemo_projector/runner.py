@@ -101,6 +101,12 @@ class PgProjector:
                 try:
                     msgs = await sub.fetch(self._batch, timeout=0.5)
                 except (TimeoutError, NatsTimeout):
+                    # Idle: a rebuild may have reset the position under us.
+                    async with self._pool.connection() as conn:
+                        position = await read_position(conn)
+                    if position < start - 1 or position < self.applied:
+                        self.applied = position
+                        return
                     continue
                 if not await self._apply(msgs):
                     return
@@ -126,6 +132,7 @@ class PgProjector:
                 return True
             if fresh[0][0] != position + 1:
                 log.info("projector.gap", position=position, next=fresh[0][0])
+                self.applied = position
                 return False
             with self._spans(fresh):
                 await apply_batch(conn, fresh)

@@ -1,0 +1,47 @@
+"""Events and commands round-trip through JSON; subjects are what consumers filter on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from mnemo_schema import subjects
+from mnemo_schema.commands import COMMAND_ADAPTER, PostMessages
+from mnemo_schema.events import (
+    MessagePosted,
+    PeerCreated,
+    Representation,
+    decode_event,
+    encode_event,
+)
+
+
+def test_event_round_trip_keeps_type_and_fields():
+    e = MessagePosted(
+        workspace="w", session_id="s", message_id="m1", peer_id="p", content="hi",
+        metadata={"a": 1}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=1,
+        representations=[Representation(observer="p", observed="p")],
+    )  # fmt: skip
+    back = decode_event(encode_event(e))
+    assert back == e
+    assert e.subject() == "mnemo.evt.w.msg.s"
+    assert PeerCreated(workspace="w", peer_id="p", metadata={}).subject() == "mnemo.evt.w.ent.peer"
+
+
+def test_ids_that_would_break_subjects_are_rejected():
+    with pytest.raises(ValidationError):
+        PeerCreated(workspace="w.x", peer_id="p", metadata={})
+
+
+def test_commands_are_discriminated_by_kind():
+    cmd = COMMAND_ADAPTER.validate_json(
+        b'{"kind": "post_messages", "session_id": "s", "messages": [{"peer_id": "p", "content": "x"}]}'
+    )
+    assert isinstance(cmd, PostMessages)
+    with pytest.raises(ValidationError):
+        COMMAND_ADAPTER.validate_json(
+            b'{"kind": "post_messages", "session_id": "s", "messages": []}'
+        )
+    assert subjects.workspace_from_command_subject(subjects.command_subject("w1")) == "w1"

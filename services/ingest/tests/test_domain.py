@@ -1,0 +1,124 @@
+"""Ingest decisions on the write model: routing, refusals, idempotent ids."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from mnemo_ingest.domain import Context, Refusal, decide
+from mnemo_ingest.model import WorkspaceModel
+from mnemo_schema import commands as c
+from mnemo_schema.config import PeerConfig, SessionPeerConfig
+from mnemo_schema.events import MessagePosted, PeerCreated, PeerJoinedSession
+
+CTX = Context(workspace="w", now=datetime(2024, 1, 1, tzinfo=UTC))
+
+
+def model_with(*cmds: c.Command) -> WorkspaceModel:
+    m = WorkspaceModel()
+    for cmd in (c.EnsureWorkspace(), *cmds):
+        decide(m, cmd, CTX)
+    return m
+
+
+def post(m: WorkspaceModel, *senders: str, key: str | None = None) -> list[MessagePosted]:
+    cmd = c.PostMessages(
+        session_id="s",
+        messages=[c.NewMessage(peer_id=p, content=f"from {p}") for p in senders],
+        idempotency_key=key,
+    )
+    events = decide(m, cmd, CTX, [3] * len(senders)).events
+    return [e for e in events if isinstance(e, MessagePosted)]
+
+
+def pairs(e: MessagePosted) -> list[tuple[str, str]]:
+    return [(r.observer, r.observed) for r in e.representations]
+
+
+def test_a_message_feeds_its_senders_own_model_and_observers_present():
+    m = model_with(
+        c.EnsureSession(
+            session_id="s",
+            peers={"a": SessionPeerConfig(), "b": SessionPeerConfig(observe_others=True)},
+        )
+    )
+    (msg,) = post(m, "a")
+    assert pairs(msg) == [("a", "a"), ("b", "a")]
+    (reply,) = post(m, "b")
+    assert pairs(reply) == [("b", "b")]  # a does not observe others
+
+
+def test_routing_follows_membership_at_the_moment_of_posting():
+    m = model_with(
+        c.EnsureSession(session_id="s", peers={"b": SessionPeerConfig(observe_others=True)})
+    )
+    before = post(m, "a")[0]
+    decide(m, c.RemoveSessionPeers(session_id="s", peer_ids=["b"]), CTX)
+    after = post(m, "a")[0]
+    assert ("b", "a") in pairs(before)
+    assert ("b", "a") not in pairs(after)
+
+
+def test_opted_out_peers_feed_no_representation():
+    m = model_with(
+        c.EnsurePeer(peer_id="hidden", configuration=PeerConfig(observe_me=False)),
+        c.EnsureSession(
+            session_id="s",
+            peers={
+                "quiet": SessionPeerConfig(observe_me=False),
+                "watcher": SessionPeerConfig(observe_others=True),
+            },
+        ),
+    )
+    assert [pairs(e) for e in post(m, "hidden", "quiet")] == [[], []]
+
+
+def test_posting_creates_and_joins_an_unknown_sender_first():
+    m = model_with(c.EnsureSession(session_id="s"))
+    events = decide(
+        m,
+        c.PostMessages(session_id="s", messages=[c.NewMessage(peer_id="new", content="hi")]),
+        CTX,
+        [1],
+    ).events
+    assert [type(e) for e in events] == [PeerCreated, PeerJoinedSession, MessagePosted]
+
+
+@pytest.mark.parametrize(
+    ("cmd", "status", "field"),
+    [
+        (c.PostMessages(session_id="nope", messages=[c.NewMessage(peer_id="a", content="x")]), 404, "session_id"),
+        (c.UpdatePeer(peer_id="ghost", metadata={}), 404, "peer_id"),
+        (c.ConfigureSessionPeer(session_id="s", peer_id="stranger", observe_me=False), 404, "peer_id"),
+    ],
+)  # fmt: skip
+def test_refusals_name_the_field(cmd, status, field):
+    m = model_with(c.EnsureSession(session_id="s"))
+    with pytest.raises(Refusal) as err:
+        decide(m, cmd, CTX, [1])
+    assert (err.value.status, err.value.field) == (status, field)
+
+
+def test_commands_need_an_existing_workspace():
+    with pytest.raises(Refusal) as err:
+        decide(WorkspaceModel(), c.EnsurePeer(peer_id="p"), CTX)
+    assert err.value.status == 404
+
+
+def test_an_idempotency_key_yields_the_same_ids_on_retry():
+    m = model_with(c.EnsureSession(session_id="s"))
+    first = post(m, "a", "b", key="k1")
+    retry = post(m, "a", "b", key="k1")
+    other = post(m, "a", "b", key="k2")
+    assert [e.message_id for e in first] == [e.message_id for e in retry]
+    assert [e.event_id for e in first] == [e.event_id for e in retry]
+    assert {e.message_id for e in other}.isdisjoint(e.message_id for e in first)
+    assert len({e.message_id for e in post(m, "a", "a")}) == 2
+
+
+def test_ensure_is_get_or_create():
+    m = WorkspaceModel()
+    assert decide(m, c.EnsureWorkspace(), CTX).created is True
+    again = decide(m, c.EnsureWorkspace(), CTX)
+    assert again.created is False and again.events == []

