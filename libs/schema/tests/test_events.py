@@ -45,3 +45,15 @@ def test_commands_are_discriminated_by_kind():
             b'{"kind": "post_messages", "session_id": "s", "messages": []}'
         )
     assert subjects.workspace_from_command_subject(subjects.command_subject("w1")) == "w1"
+
+
+def test_published_documents_are_current():
+    """The committed JSON Schema / AsyncAPI files match the code (run `make schema` to refresh)."""
+    import json
+    from pathlib import Path
+
+    from mnemo_schema.publish import documents
+
+    folder = Path(__file__).parents[1] / "published"
+    for name, doc in documents().items():
+        assert json.loads((folder / name).read_text()) == json.loads(json.dumps(doc)), name

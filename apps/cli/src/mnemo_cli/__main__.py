@@ -20,7 +20,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("rebuild", help="drop the Postgres projections and rebuild them from the log")
     d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
     d.add_argument("--conversation", default="conv-26")
-    d.add_argument("--sessions", type=int, default=3, help="how many sessions to ingest")
+    d.add_argument("--sessions", type=int, default=100, help="at most this many sessions")
     b = sub.add_parser("bench-perf", help="throughput and latency benchmarks; prints a table")
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
@@ -32,9 +32,11 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     settings = InfraSettings()
     if args.command == "serve":
+        import uvloop
+
         from mnemo_cli.serve import serve
 
-        asyncio.run(serve([c for c in args.components.split(",") if c], settings))
+        uvloop.run(serve([c for c in args.components.split(",") if c], settings))
     elif args.command in ("up", "down", "status"):
         from mnemo_cli import local
 

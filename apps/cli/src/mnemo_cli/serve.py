@@ -59,10 +59,9 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             app = build_gateway(gs, infra.nc, infra.pool)
             config = uvicorn.Config(
                 app, host=gs.host, port=gs.port, log_level="warning", access_log=False,
-                lifespan="on", loop="asyncio",
+                lifespan="on", loop="none", http="httptools",
             )  # fmt: skip
             server = uvicorn.Server(config)
-            server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
             tasks.append(asyncio.create_task(server.serve()))
         log.info("mnemo.started", components=list(components))
         await stop.wait()

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
 from opentelemetry import trace
 
 
-def _add_trace_ids(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _add_trace_ids(
+    _: Any, __: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     ctx = trace.get_current_span().get_span_context()
     if ctx.is_valid:
         event_dict.setdefault("trace_id", format(ctx.trace_id, "032x"))

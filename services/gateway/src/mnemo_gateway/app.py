@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
 from psycopg_pool import AsyncConnectionPool
+from starlette.types import Message, Receive, Scope, Send
 
 from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus
@@ -55,22 +56,46 @@ def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) ->
     for r in (health, workspaces, peers, sessions, messages):
         app.include_router(r.router)
 
-    @app.middleware("http")
-    async def edge(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > settings.max_body_bytes:
-            return JSONResponse(
-                {"detail": f"body: larger than {settings.max_body_bytes} bytes", "field": "body"},
-                status_code=413,
-            )
-        with _tracer.start_as_current_span(
-            f"{request.method} {request.url.path}",
-            attributes={"http.method": request.method, "http.target": request.url.path},
-        ) as span:
-            response = await call_next(request)
-            span.set_attribute("http.status_code", response.status_code)
-            return response
+    return _Edge(app, settings.max_body_bytes)  # type: ignore[return-value]
 
-    return app
+
+class _Edge:
+    """Pure ASGI middleware: refuse oversized bodies (413) and open one span per request.
+
+    Written against ASGI directly because Starlette's BaseHTTPMiddleware costs a task and a
+    memory stream per request on the hot path.
+    """
+
+    def __init__(self, app: FastAPI, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+        # Expose the wrapped app's attributes (state, router, openapi) to callers and tests.
+        self.state = app.state
+        self.router = app.router
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope["headers"]:
+            if key == b"content-length" and value.isdigit() and int(value) > self.max_body:
+                response = JSONResponse(
+                    {"detail": f"body: larger than {self.max_body} bytes", "field": "body"},
+                    status_code=413,
+                )
+                await response(scope, receive, send)
+                return
+        method, path = scope["method"], scope["path"]
+        with _tracer.start_as_current_span(
+            f"{method} {path}", attributes={"http.method": method, "http.target": path}
+        ) as span:
+
+            async def send_with_status(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    span.set_attribute("http.status_code", message["status"])
+                await send(message)
+
+            await self.app(scope, receive, send_with_status)

@@ -9,6 +9,7 @@ answered by re-reading the log from the start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from itertools import groupby
 
 from nats.aio.client import Client as NATS
@@ -99,7 +100,11 @@ class PgProjector:
         try:
             while not stop.is_set():
                 try:
-                    msgs = await sub.fetch(self._batch, timeout=0.5)
+                    # Wake on the first new event, then take whatever else is already there:
+                    # a single large fetch would linger until its batch filled or timed out.
+                    msgs = await sub.fetch(1, timeout=0.5)
+                    with contextlib.suppress(TimeoutError, NatsTimeout):
+                        msgs += await sub.fetch(self._batch - 1, timeout=0.002)
                 except (TimeoutError, NatsTimeout):
                     # Idle: a rebuild may have reset the position under us.
                     async with self._pool.connection() as conn:

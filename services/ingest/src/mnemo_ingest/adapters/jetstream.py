@@ -38,7 +38,7 @@ class JetStreamLog:
         )
         try:
             info = await sub.consumer_info()
-            remaining = int(info.num_pending)
+            remaining = int(info.num_pending or 0)
             out: list[tuple[int, Event]] = []
             while remaining > 0:
                 msgs = await sub.fetch(min(remaining, 1000), timeout=10)

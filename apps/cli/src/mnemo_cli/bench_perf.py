@@ -1,0 +1,107 @@
+"""``mnemo bench-perf``: write-path throughput and latency against the running stack.
+
+Figures: messages/s from the first POST of 100-message batches until every message is projected,
+and p50 / p99 latency of single-message POSTs, each with N concurrent clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from mnemo_cli.local import gateway_url, up
+from mnemo_runtime.settings import InfraSettings
+
+SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
+
+
+async def _setup(http: httpx.AsyncClient, ws: str, sessions: list[str]) -> None:
+    (await http.post("/v3/workspaces", json={"id": ws})).raise_for_status()
+    for s in sessions:
+        body = {"id": s, "peers": {"user": {}, "assistant": {"observe_others": True}}}
+        (await http.post(f"/v3/workspaces/{ws}/sessions", json=body)).raise_for_status()
+
+
+async def _throughput(http: httpx.AsyncClient, clients: int, seconds: float) -> dict[str, float]:
+    ws = f"bench-{uuid.uuid4().hex[:8]}"
+    sessions = [f"s{i}" for i in range(clients)]
+    await _setup(http, ws, sessions)
+    sent = 0
+    start = time.monotonic()
+    deadline = start + seconds
+
+    async def client(session: str) -> None:
+        nonlocal sent
+        n = 0
+        while time.monotonic() < deadline:
+            batch = [
+                {"peer_id": "user" if j % 2 else "assistant", "content": f"{SENTENCE} ({n}.{j})"}
+                for j in range(100)
+            ]
+            n += 1
+            r = await http.post(f"/v3/workspaces/{ws}/sessions/{session}/messages",
+                                json={"messages": batch})  # fmt: skip
+            r.raise_for_status()
+            sent += len(batch)
+
+    await asyncio.gather(*(client(s) for s in sessions))
+    # Every POST answered after its projection, so all messages are projected by now.
+    took = time.monotonic() - start
+    page = await http.post(f"/v3/workspaces/{ws}/sessions/s0/messages/list?size=1")
+    assert page.json()["total"] > 0
+    return {"messages": sent, "seconds": took, "messages_per_s": sent / took}
+
+
+async def _latency(http: httpx.AsyncClient, clients: int, seconds: float) -> dict[str, float]:
+    ws = f"bench-{uuid.uuid4().hex[:8]}"
+    sessions = [f"s{i}" for i in range(clients)]
+    await _setup(http, ws, sessions)
+    lat: list[float] = []
+    deadline = time.monotonic() + seconds
+
+    async def client(session: str) -> None:
+        while time.monotonic() < deadline:
+            t = time.perf_counter()
+            one = {"messages": [{"peer_id": "user", "content": SENTENCE}]}
+            r = await http.post(f"/v3/workspaces/{ws}/sessions/{session}/messages", json=one)
+            lat.append((time.perf_counter() - t) * 1000)
+            r.raise_for_status()
+
+    await asyncio.gather(*(client(s) for s in sessions))
+    lat.sort()
+    q = statistics.quantiles(lat, n=100)
+    return {"requests": len(lat), "p50_ms": q[49], "p99_ms": q[98], "max_ms": lat[-1]}
+
+
+async def bench(
+    settings: InfraSettings, seconds: float = 10.0, clients: int = 4
+) -> dict[str, object]:
+    """Run both benchmarks and print a table; results also go to bench-out/perf.json."""
+    await asyncio.to_thread(up, settings)
+    limits = httpx.Limits(max_connections=clients * 2)
+    async with httpx.AsyncClient(base_url=gateway_url(), timeout=30, limits=limits) as http:
+        await _latency(http, clients, 1.0)  # warm-up
+        tput = await _throughput(http, clients, seconds)
+        lat = await _latency(http, clients, seconds)
+    rows = [
+        ("ingest throughput, 100-msg batches, until projected",
+         f"{tput['messages_per_s']:.0f} msg/s", ">= 3000 msg/s"),
+        ("single-message POST p50", f"{lat['p50_ms']:.1f} ms", ""),
+        ("single-message POST p99", f"{lat['p99_ms']:.1f} ms", "<= 25 ms"),
+    ]  # fmt: skip
+    print(f"\nMnemo write path, {clients} concurrent clients, {seconds:.0f}s per run\n")
+    print(f"| {'benchmark':<52} | {'result':>12} | {'target':>14} |")
+    print(f"|{'-' * 54}|{'-' * 14}|{'-' * 16}|")
+    for name, value, target in rows:
+        print(f"| {name:<52} | {value:>12} | {target:>14} |")
+    result: dict[str, object] = {"clients": clients, "throughput": tput, "post_latency": lat}
+    out = Path("bench-out")
+    out.mkdir(exist_ok=True)
+    (out / "perf.json").write_text(json.dumps(result, indent=2))
+    return result

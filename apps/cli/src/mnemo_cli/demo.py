@@ -1,0 +1,58 @@
+"""``mnemo demo``: ingest a real LoCoMo conversation through the honcho-ai SDK, show it back."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from honcho import Honcho
+from honcho.api_types import MessageCreateParams
+
+from mnemo_cli.local import gateway_url
+from mnemo_cli.locomo import datasets_dir, load, turn_times
+
+
+def _peer_id(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "-", name).lower()
+
+
+def demo(conversation: str, max_sessions: int) -> None:
+    """Ingest ``conversation`` (first ``max_sessions`` sessions) and print a summary."""
+    path = datasets_dir() / "locomo" / "locomo-dev5.json"
+    convs = {c.sample_id: c for c in load(path)}
+    if conversation not in convs:
+        raise SystemExit(f"unknown conversation {conversation!r}; have {', '.join(convs)}")
+    conv = convs[conversation]
+    honcho = Honcho(base_url=gateway_url(), workspace_id=f"demo-{conversation}")
+    a, b = honcho.peer(_peer_id(conv.speaker_a)), honcho.peer(_peer_id(conv.speaker_b))
+    speakers = {conv.speaker_a: a, conv.speaker_b: b}
+    print(f"Ingesting {conversation}: {conv.speaker_a} and {conv.speaker_b}, "
+          f"{min(max_sessions, len(conv.sessions))} of {len(conv.sessions)} sessions")  # fmt: skip
+    started = time.monotonic()
+    total = 0
+    for s in conv.sessions[:max_sessions]:
+        session = honcho.session(
+            f"session-{s.number}", metadata={"started_at": s.started_at.isoformat()}
+        )
+        session.add_peers([a, b])
+        msgs = [
+            MessageCreateParams(
+                peer_id=speakers[t.speaker].id, content=t.text, created_at=when,
+                metadata={"dia_id": t.dia_id},
+            )
+            for t, when in zip(s.turns, turn_times(s), strict=True)
+        ]  # fmt: skip
+        for i in range(0, len(msgs), 100):
+            session.add_messages(msgs[i : i + 100])
+        total += len(msgs)
+        print(f"  session {s.number:>2} ({s.started_at:%d %b %Y}): {len(msgs)} messages")
+    took = time.monotonic() - started
+    print(f"Stored {total} messages in {took:.1f}s through the SDK.\n")
+    first = honcho.session("session-1")
+    print("First turns of session 1, read back from Mnemo:")
+    for m in first.messages(size=5).items:
+        when = f"{m.created_at:%Y-%m-%d %H:%M}"
+        print(f"  [{when}] {m.peer_id}: {m.content[:90]}  ({m.token_count} tokens)")
+    print("\nPeers:", ", ".join(p.id for p in honcho.peers()))
+    print("Sessions:", ", ".join(s.id for s in honcho.sessions()))
+    print(f"{a.id} is in {len(list(a.sessions()))} sessions")
