@@ -52,7 +52,7 @@ async def test_trace_context_travels_in_nats_headers(own_nats, fresh_database):
         await infra.close()
     spans = exporter.get_finished_spans()
     by_name = {s.name: s for s in spans}
-    http_span = by_name["POST /v3/workspaces/traced/sessions/s/messages"]
+    http_span = by_name["POST /v3/workspaces/{workspace_id}/sessions/{session_id}/messages"]
     ingest_span = by_name["ingest.command"]
     projector_span = by_name["projector.apply"]
     trace_id = http_span.context.trace_id

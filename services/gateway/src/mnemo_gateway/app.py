@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
 from psycopg_pool import AsyncConnectionPool
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus
@@ -18,9 +18,6 @@ from mnemo_gateway.routes import health, messages, peers, sessions, workspaces
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_gateway.store import ReadStore
 from mnemo_gateway.watermark import ProjectionWatermark
-from mnemo_runtime.tracing import tracer
-
-_tracer = tracer("mnemo.gateway")
 
 
 def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) -> FastAPI:
@@ -60,7 +57,9 @@ def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) ->
 
 
 class _Edge:
-    """Pure ASGI middleware: refuse oversized bodies (413) and open one span per request.
+    """Pure ASGI middleware refusing oversized bodies (413) before they are read.
+
+    FastAPI itself opens the server span of each request (and continues an incoming traceparent).
 
     Written against ASGI directly because Starlette's BaseHTTPMiddleware costs a task and a
     memory stream per request on the hot path.
@@ -88,14 +87,4 @@ class _Edge:
                 )
                 await response(scope, receive, send)
                 return
-        method, path = scope["method"], scope["path"]
-        with _tracer.start_as_current_span(
-            f"{method} {path}", attributes={"http.method": method, "http.target": path}
-        ) as span:
-
-            async def send_with_status(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    span.set_attribute("http.status_code", message["status"])
-                await send(message)
-
-            await self.app(scope, receive, send_with_status)
+        await self.app(scope, receive, send)
