@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 import nats
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import DiscardPolicy, PubAck, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from mnemo_schema import subjects
@@ -68,16 +68,29 @@ class EventPublisher:
         self._js = js
         self._timeout = timeout
 
-    async def publish(
+    async def send(
         self, events: Sequence[Envelope], headers: dict[str, str] | None = None
-    ) -> list[int]:
-        """Publish ``events`` in order; return their stream sequences."""
+    ) -> Awaitable[list[int]]:
+        """Queue ``events`` for publication in order; await the result for their sequences.
+
+        Once this returns, the events are queued on the connection in order, so a caller holding
+        a lock for ordering may release it before the store acknowledges them.
+        """
         futures = []
         for event in events:
             hdrs = {MSG_ID_HEADER: event.event_id, **event.trace, **(headers or {})}
-            fut = await self._js.publish_async(
-                event.subject(), encode_event(event), headers=hdrs, wait_stall=self._timeout
-            )
+            # wait_stall=None keeps the semaphore acquisition on asyncio's fast path (no task per
+            # publish), so a whole batch is queued before the flusher writes it in one go.
+            fut = await self._js.publish_async(event.subject(), encode_event(event), headers=hdrs)
             futures.append(fut)
+        return self._acks(futures)
+
+    async def _acks(self, futures: list[asyncio.Future[PubAck]]) -> list[int]:
         acks = await asyncio.wait_for(asyncio.gather(*futures), timeout=self._timeout)
         return [int(a.seq) for a in acks]
+
+    async def publish(
+        self, events: Sequence[Envelope], headers: dict[str, str] | None = None
+    ) -> list[int]:
+        """Publish ``events`` in order; return their stream sequences once stored."""
+        return await (await self.send(events, headers))

@@ -169,6 +169,18 @@ class CommandError(BaseModel):
     field: str | None = None
 
 
+class PostedMessage(BaseModel):
+    """A message as stored, echoed in the reply to ``post_messages``."""
+
+    id: str
+    session_id: str
+    peer_id: str
+    content: str
+    metadata: dict[str, object]
+    created_at: datetime
+    token_count: int
+
+
 class CommandReply(BaseModel):
     """Ingest's answer: the events appended, and the stream position a reader must wait for."""
 
@@ -179,4 +191,5 @@ class CommandReply(BaseModel):
     watermark: int = 0
     event_ids: list[str] = Field(default_factory=list)
     message_ids: list[str] = Field(default_factory=list)
+    messages: list[PostedMessage] = Field(default_factory=list)
     created: bool = False

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import secrets
-import uuid
+import os
 from typing import Annotated
 
 from pydantic import Field, StringConstraints
@@ -18,32 +18,24 @@ EntityId = Annotated[
 ]
 Metadata = Annotated[dict[str, object], Field(default_factory=dict)]
 
-_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
 def new_event_id() -> str:
-    """A random event id (UUID4 hex)."""
-    return uuid.uuid4().hex
+    """A random event id (128 random bits, hex)."""
+    return os.urandom(16).hex()
 
 
-def _base62(raw: bytes, length: int) -> str:
-    n = int.from_bytes(raw, "big")
-    out = []
-    for _ in range(length):
-        n, r = divmod(n, 62)
-        out.append(_ALPHABET[r])
-    return "".join(out)
+def _b64(raw: bytes) -> str:
+    # URL-safe base64 uses only [A-Za-z0-9_-], so the id is also a valid entity id.
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def new_message_id() -> str:
-    """A random 21-character message id."""
-    return _base62(secrets.token_bytes(16), 21)
+    """A random 22-character message id (128 random bits)."""
+    return _b64(os.urandom(16))
 
 
-def derived_id(*parts: str, length: int = 21) -> str:
-    """A stable id derived from its parts, so a retried command yields the same ids."""
-    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
-    return _base62(digest[:16], length)
+def derived_id(*parts: str) -> str:
+    """A stable 22-character id derived from its parts, so a retried command yields the same ids."""
+    return _b64(hashlib.sha256("\x1f".join(parts).encode()).digest()[:16])
 
 
 def derived_event_id(*parts: str) -> str:

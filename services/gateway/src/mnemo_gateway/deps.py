@@ -17,7 +17,7 @@ class Services:
     store: ReadStore
 
 
-def _services(request: Request) -> Services:
+async def _services(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
@@ -32,7 +32,7 @@ class Paging:
     reverse: bool
 
 
-def _paging(
+async def _paging(
     page: Annotated[int, Query(ge=1)] = 1,
     size: Annotated[int, Query(ge=1, le=100)] = 50,
     reverse: bool = False,

@@ -57,12 +57,6 @@ class ReadStore:
             raise ApiError(404, f"session {session_id!r} not found", "session_id")
         return row
 
-    async def messages_by_id(self, ws: str, ids: list[str]) -> list[Row]:
-        rows = await self.all(
-            "SELECT * FROM messages WHERE workspace = %s AND id = ANY(%s) ORDER BY seq", (ws, ids)
-        )
-        return rows
-
     async def message(self, ws: str, session_id: str, message_id: str) -> Row:
         row = await self.one(
             "SELECT * FROM messages WHERE workspace = %s AND session_id = %s AND id = %s",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from mnemo_ingest.model import Member, SessionState, WorkspaceModel
 from mnemo_schema import commands as c
@@ -85,17 +85,18 @@ class _Builder:
         self.ctx = ctx
         self.decision = Decision()
 
-    def emit(
-        self, make: Callable[..., Envelope], event_id: str | None = None, **fields: object
-    ) -> None:
-        event = make(
-            event_id=event_id or new_event_id(),
-            workspace=self.ctx.workspace,
-            occurred_at=self.ctx.now,
-            trace=self.ctx.trace,
-            correlation_id=self.ctx.correlation_id,
+    def emit(self, make: type[Envelope], event_id: str | None = None, **fields: object) -> None:
+        # Every field comes from a validated command or from here, so the event is built
+        # without re-validation (it is validated again wherever it is decoded).
+        values: dict[str, Any] = {
+            "event_id": event_id or new_event_id(),
+            "workspace": self.ctx.workspace,
+            "occurred_at": self.ctx.now,
+            "trace": self.ctx.trace,
+            "correlation_id": self.ctx.correlation_id,
             **fields,
-        )
+        }
+        event = make.model_construct(**values)
         self.model.apply(event)  # type: ignore[arg-type]
         self.decision.events.append(event)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
 from mnemo_schema.events import Envelope, Event
@@ -11,8 +11,8 @@ from mnemo_schema.events import Envelope, Event
 class EventLog(Protocol):
     """The append-only event log."""
 
-    async def append(self, events: Sequence[Envelope]) -> list[int]:
-        """Store ``events`` in order; return their positions once stored."""
+    async def append(self, events: Sequence[Envelope]) -> Awaitable[list[int]]:
+        """Queue ``events`` in order; the awaitable gives their positions once stored."""
         ...
 
     async def entity_history(self, workspace: str) -> list[tuple[int, Event]]:

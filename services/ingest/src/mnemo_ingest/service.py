@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from mnemo_ingest.domain import Context, Refusal, decide
+from mnemo_ingest.domain import Context, Decision, Refusal, decide
 from mnemo_ingest.model import WorkspaceModel
 from mnemo_ingest.ports import EventLog, MessageDirectory, Tokenizer
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import commands as c
+from mnemo_schema.events import MessagePosted
 
 log = get_logger("mnemo.ingest")
 
@@ -28,6 +29,7 @@ class IngestService:
         self._tokens = tokens
         self._models: dict[str, WorkspaceModel] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._inflight: dict[str, asyncio.Future[list[int]]] = {}
 
     async def _model(self, workspace: str) -> WorkspaceModel:
         model = self._models.get(workspace)
@@ -43,8 +45,9 @@ class IngestService:
         self, workspace: str, cmd: c.Command, trace: dict[str, str] | None = None
     ) -> c.CommandReply:
         """Carry out one command; refusals come back as a reply with the HTTP status to use."""
+        # Tokenising runs in Rust without the GIL: off the event loop it overlaps other work.
         counts = (
-            self._tokens.count_many([m.content for m in cmd.messages])
+            await asyncio.to_thread(self._tokens.count_many, [m.content for m in cmd.messages])
             if isinstance(cmd, c.PostMessages)
             else None
         )
@@ -64,24 +67,53 @@ class IngestService:
             try:
                 decision = decide(model, cmd, ctx, counts)
             except Refusal as r:
-                # decide() folds events into the model as it goes: forget the model so the next
-                # command rebuilds it from the log.
-                self._models.pop(workspace, None)
+                # decide() refuses before it emits anything, so the model is unchanged.
                 return _refused(r.status, r.detail, r.field)
+            # Queued under the lock, so the log holds events in the order they were decided;
+            # the acknowledgement is awaited outside it, so the next command need not wait.
+            # A command that emits nothing still waits for the newest queued events, since its
+            # answer may depend on them (get-or-create of something just created).
+            stored: asyncio.Future[list[int]] | None
             if decision.events:
-                try:
-                    seqs = await self._log.append(decision.events)
-                except BaseException:
-                    self._models.pop(workspace, None)
-                    raise
-                model.watermark = max(model.watermark, *seqs)
-            return c.CommandReply(
-                ok=True,
-                watermark=model.watermark,
-                event_ids=[e.event_id for e in decision.events],
-                message_ids=decision.message_ids,
-                created=decision.created,
-            )
+                stored = asyncio.ensure_future(await self._log.append(decision.events))
+                self._inflight[workspace] = stored
+            else:
+                stored = self._inflight.get(workspace)
+        if stored is not None:
+            try:
+                seqs = await asyncio.shield(stored)
+            except BaseException:
+                # The model may be ahead of the log now: rebuild it from the log next time.
+                self._models.pop(workspace, None)
+                raise
+            finally:
+                if stored.done() and self._inflight.get(workspace) is stored:
+                    del self._inflight[workspace]
+            model.watermark = max(model.watermark, *seqs)
+        return self._reply(model.watermark, decision)
+
+    @staticmethod
+    def _reply(watermark: int, decision: Decision) -> c.CommandReply:
+        return c.CommandReply(
+            ok=True,
+            watermark=watermark,
+            event_ids=[e.event_id for e in decision.events],
+            message_ids=decision.message_ids,
+            messages=[
+                c.PostedMessage(
+                    id=e.message_id,
+                    session_id=e.session_id,
+                    peer_id=e.peer_id,
+                    content=e.content,
+                    metadata=e.metadata,
+                    created_at=e.created_at,
+                    token_count=e.token_count,
+                )
+                for e in decision.events
+                if isinstance(e, MessagePosted)
+            ],
+            created=decision.created,
+        )
 
 
 def _refused(status: int, detail: str, field: str | None) -> c.CommandReply:

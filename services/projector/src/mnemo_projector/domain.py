@@ -147,6 +147,20 @@ END $$ LANGUAGE plpgsql;
 """
 
 
+_BULK_INSERT_MESSAGES = """
+INSERT INTO messages (workspace, id, session_id, seq, peer_id, content, metadata, token_count,
+                      created_at, representations)
+SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[],
+                     %s::jsonb[], %s::integer[], %s::timestamptz[], %s::jsonb[])
+ON CONFLICT (workspace, id) DO NOTHING
+"""
+
+
+async def _insert_messages(cur: Any, rows: list[tuple[Any, ...]]) -> None:
+    # One statement with array parameters: a round trip per batch, not per message.
+    await cur.execute(_BULK_INSERT_MESSAGES, [list(col) for col in zip(*rows, strict=True)])
+
+
 async def apply_batch(conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
     """Apply events in order inside the caller's transaction; consecutive messages in bulk."""
     rows: list[tuple[Any, ...]] = []
@@ -156,10 +170,10 @@ async def apply_batch(conn: AsyncConnection, batch: Sequence[tuple[int, Event]])
                 rows.append(message_row(seq, event))
                 continue
             if rows:
-                await cur.executemany(_INSERT_MESSAGE, rows)
+                await _insert_messages(cur, rows)
                 rows = []
             stmt = statement(seq, event)
             if stmt is not None:
                 await cur.execute(stmt[0], stmt[1])
         if rows:
-            await cur.executemany(_INSERT_MESSAGE, rows)
+            await _insert_messages(cur, rows)

@@ -9,14 +9,12 @@ answered by re-reading the log from the start.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from itertools import groupby
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
@@ -86,33 +84,35 @@ class PgProjector:
     async def _follow(self, stop: asyncio.Event) -> None:
         async with self._pool.connection() as conn:
             start = await read_position(conn) + 1
-        sub = await self._js.pull_subscribe(
+        self.applied = start - 1
+        # An ordered push consumer: the server sends new events as they are stored, with flow
+        # control and gap detection handled by the client; nothing is acknowledged because the
+        # position lives in Postgres.
+        inbox: asyncio.Queue[Msg] = asyncio.Queue()
+        sub = await self._js.subscribe(
             subjects.EVENT_SUBJECTS,
             stream=subjects.STREAM,
-            config=ConsumerConfig(
-                deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-                opt_start_seq=start,
-                ack_policy=AckPolicy.NONE,
-                inactive_threshold=60.0,
-                mem_storage=True,
-            ),
+            cb=inbox.put,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            config=ConsumerConfig(opt_start_seq=start, mem_storage=True),
+            idle_heartbeat=5.0,
         )
         try:
             while not stop.is_set():
                 try:
-                    # Wake on the first new event, then take whatever else is already there:
-                    # a single large fetch would linger until its batch filled or timed out.
-                    msgs = await sub.fetch(1, timeout=0.5)
-                    with contextlib.suppress(TimeoutError, NatsTimeout):
-                        msgs += await sub.fetch(self._batch - 1, timeout=0.002)
-                except (TimeoutError, NatsTimeout):
+                    first = await asyncio.wait_for(inbox.get(), timeout=0.5)
+                except TimeoutError:
                     # Idle: a rebuild may have reset the position under us.
                     async with self._pool.connection() as conn:
                         position = await read_position(conn)
-                    if position < start - 1 or position < self.applied:
+                    if position < self.applied:
                         self.applied = position
                         return
                     continue
+                msgs = [first]
+                while len(msgs) < self._batch and not inbox.empty():
+                    msgs.append(inbox.get_nowait())
                 if not await self._apply(msgs):
                     return
         finally:
@@ -122,35 +122,49 @@ class PgProjector:
                 log.debug("projector.unsubscribe_failed")
 
     async def _apply(self, msgs: list[Msg]) -> bool:
-        """Apply one fetched batch; False if it does not continue the stored position."""
+        """Apply one fetched batch; False if it does not continue the stored position.
+
+        The position is checked optimistically in the same transaction (``seq = expected``), so
+        two projectors or a concurrent rebuild can never both advance it.
+        """
         batch: list[tuple[int, Event]] = [
             (int(m.metadata.sequence.stream), decode_event(m.data)) for m in msgs
         ]
-        async with self._pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(
-                "SELECT seq FROM projection_positions WHERE name = %s FOR UPDATE", (PROJECTION,)
-            )
-            row = await cur.fetchone()
-            position = int(row["seq"])  # type: ignore[call-overload,index]
-            fresh = [(s, e) for s, e in batch if s > position]
-            if not fresh:
-                return True
-            if fresh[0][0] != position + 1:
-                log.info("projector.gap", position=position, next=fresh[0][0])
-                self.applied = position
-                return False
-            with self._spans(fresh):
-                await apply_batch(conn, fresh)
-            last = fresh[-1][0]
-            await conn.execute(
-                "UPDATE projection_positions SET seq = %s WHERE name = %s", (last, PROJECTION)
-            )
+        position = self.applied
+        fresh = [(s, e) for s, e in batch if s > position]
+        if not fresh:
+            return True
+        if fresh[0][0] != position + 1:
+            log.info("projector.gap", position=position, next=fresh[0][0])
+            return False
+        last = fresh[-1][0]
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                # The log is the record: if Postgres loses the newest commits in a crash, effects
+                # and position are lost together and the tail is replayed, so the commit need
+                # not wait for its WAL flush.
+                await conn.execute("SET LOCAL synchronous_commit TO OFF")
+                with self._spans(fresh):
+                    await apply_batch(conn, fresh)
+                cur = await conn.execute(
+                    "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
+                    (last, PROJECTION, position),
+                )
+                if cur.rowcount != 1:
+                    raise _PositionMoved
+        except _PositionMoved:
+            log.info("projector.position_moved", expected=position)
+            return False
         self.applied = last
         await self._nc.publish(subjects.PROJECTOR_APPLIED, str(last).encode())
         return True
 
     def _spans(self, batch: list[tuple[int, Event]]) -> _SpanGroup:
         return _SpanGroup(batch)
+
+
+class _PositionMoved(Exception):
+    """The stored position changed under this projector (a rebuild or another instance)."""
 
 
 class _SpanGroup:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Response
+from pydantic import TypeAdapter
 
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, MessageBatchCreate, MessageOut, MessageUpdate, Page
@@ -17,6 +18,9 @@ router = APIRouter(
 )
 
 
+_MESSAGES = TypeAdapter(list[MessageOut])
+
+
 @router.post("", response_model=list[MessageOut], status_code=201)
 async def create_messages(
     workspace_id: str,
@@ -24,7 +28,7 @@ async def create_messages(
     body: MessageBatchCreate,
     svc: Svc,
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
-) -> list[MessageOut]:
+) -> Response:
     """Append 1..100 messages, all or nothing; a retry with the same Idempotency-Key is a no-op."""
     reply = await svc.bus.send(
         workspace_id,
@@ -32,9 +36,10 @@ async def create_messages(
             session_id=session_id, messages=body.messages, idempotency_key=idempotency_key
         ),
     )
-    rows = await svc.store.messages_by_id(workspace_id, reply.message_ids)
-    by_id = {r["id"]: r for r in rows}
-    return [views.message(by_id[i]) for i in reply.message_ids if i in by_id]
+    # The reply echoes the stored messages (the bus has already waited for their projection);
+    # serialised directly, as FastAPI would otherwise validate the response a second time.
+    out = [MessageOut(workspace_id=workspace_id, **m.model_dump()) for m in reply.messages]
+    return Response(_MESSAGES.dump_json(out), status_code=201, media_type="application/json")
 
 
 @router.post("/list", response_model=Page[MessageOut])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -19,8 +19,8 @@ class JetStreamLog:
         self._js = js
         self._publisher = EventPublisher(js)
 
-    async def append(self, events: Sequence[Envelope]) -> list[int]:
-        return await self._publisher.publish(events)
+    async def append(self, events: Sequence[Envelope]) -> Awaitable[list[int]]:
+        return await self._publisher.send(events)
 
     async def head(self) -> int:
         return await stream_last_seq(self._js)
