@@ -1,0 +1,41 @@
+"""The life of one service process: settings, logging, tracing, infrastructure, signals."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+
+from mnemo_runtime.infra import Infra, open_infra
+from mnemo_runtime.logging import configure_logging, get_logger
+from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.tracing import configure_tracing
+
+Body = Callable[[Infra, asyncio.Event], Awaitable[None]]
+
+
+async def run_service(name: str, body: Body) -> None:
+    """Open NATS and Postgres, run ``body`` until SIGTERM / SIGINT, then close everything."""
+    settings = InfraSettings()
+    configure_logging(settings.log_level, settings.log_format)
+    configure_tracing(f"mnemo-{name}")
+    log = get_logger(f"mnemo.{name}")
+    nats_url, db_url = settings.require_urls()
+    infra = await open_infra(nats_url, db_url, f"mnemo-{name}")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("service.started", service=name)
+    try:
+        await body(infra, stop)
+    finally:
+        log.info("service.stopping", service=name)
+        await infra.close()
+
+
+def main(name: str, body: Body) -> None:
+    """Entry point of ``python -m mnemo_<name>``."""
+    import uvloop
+
+    uvloop.run(run_service(name, body))
