@@ -1,0 +1,90 @@
+"""What is specific to the adapters: point layout, the embedded store's ownership, composition."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemo_runtime.vectors import (
+    EdgeVectorIndex,
+    InMemoryVectorIndex,
+    ObservationPayload,
+    QdrantServerVectorIndex,
+    Scope,
+    VectorIndexError,
+    VectorPoint,
+    build_vector_index,
+)
+from mnemo_runtime.vectors.bench import bench_filtered_search
+from mnemo_runtime.vectors.codec import point_id, scope_key
+
+# Building the server adapter probes for a server, and there is none here.
+pytestmark = pytest.mark.filterwarnings("ignore:Failed to obtain server version:UserWarning")
+
+SCOPE = Scope("w1", "alice", "bob")
+
+
+def _point(observation_id: str, *components: float) -> VectorPoint:
+    vector = np.zeros(4, dtype=np.float32)
+    vector[: len(components)] = components
+    payload = ObservationPayload("w1", "alice", "bob", "explicit", created_at=1.0)
+    return VectorPoint(observation_id, vector, payload)
+
+
+def test_point_ids_are_stable_uuids_of_observation_ids() -> None:
+    # A golden value: a changed derivation would orphan every point already stored.
+    assert point_id("obs-1") == point_id("obs-1")
+    assert point_id("obs-1") != point_id("obs-2")
+    assert point_id("obs-1") == uuid.UUID("c679407f-e01f-5392-8d31-42ea81f9e85e")
+
+
+def test_scope_keys_cannot_collide_across_fields() -> None:
+    assert scope_key(Scope("w", "a,b", "c")) != scope_key(Scope("w", "a", "b,c"))
+    assert scope_key(Scope("w", 'a"', "b")) != scope_key(Scope("w", "a", '"b'))
+
+
+async def test_the_embedded_store_has_one_owner_at_a_time(tmp_path: Path) -> None:
+    first = EdgeVectorIndex(tmp_path)
+    await first.ensure(4, "m")
+    second = EdgeVectorIndex(tmp_path)
+    with pytest.raises(VectorIndexError, match="already open"):
+        await second.ensure(4, "m")
+    await first.close()
+    await first.close()  # closing twice is harmless
+
+    await second.ensure(4, "m")
+    assert await second.count(SCOPE) == 0
+    await second.close()
+
+
+async def test_optimize_keeps_every_point_searchable(tmp_path: Path) -> None:
+    index = EdgeVectorIndex(tmp_path)
+    await index.ensure(4, "m")
+    try:
+        await index.upsert([_point(f"o{i}", 1.0, i / 10) for i in range(20)])
+        await index.delete(["o0"])
+        await index.optimize()
+        assert await index.count(SCOPE) == 19
+        hits = await index.search(np.array([1, 0.1, 0, 0], dtype=np.float32), SCOPE, limit=3)
+        assert [h.id for h in hits] == ["o1", "o2", "o3"]
+    finally:
+        await index.close()
+
+
+async def test_build_vector_index_picks_the_server_only_with_a_url(tmp_path: Path) -> None:
+    embedded = build_vector_index(None, tmp_path)
+    assert isinstance(embedded, EdgeVectorIndex)
+    await embedded.close()
+    server = build_vector_index("http://localhost:6333", tmp_path, collection="obs")
+    assert isinstance(server, QdrantServerVectorIndex)
+    await server.close()
+
+
+async def test_bench_reports_latency_figures() -> None:
+    result = await bench_filtered_search(InMemoryVectorIndex(), n=600, dim=16, queries=5)
+    assert result["n"] == 600
+    assert result["p95_ms"] >= result["p50_ms"] >= 0.0
+    assert result["load_s"] >= 0.0
