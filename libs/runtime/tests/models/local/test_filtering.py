@@ -1,0 +1,151 @@
+"""Which sentences become observations: splitting and the filters in front of the rewrite."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from mnemo_runtime.deriver_contract import BatchMessage
+from mnemo_runtime.models.local.deriver import derive
+from mnemo_runtime.models.local.sentences import Cleaner, split_clauses, split_sentences
+
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def facts(content: str, *, target: str = "Caroline", other: str = "Melanie") -> list[str]:
+    batch = [
+        BatchMessage(0, other, "So, what's new?", T0, is_context=True),
+        BatchMessage(1, target, content, T0),
+    ]
+    return [o.fact for o in derive(target, batch).observations]
+
+
+def test_sentences_are_verbatim_substrings():
+    content = "Hey Mel! I went to Dr. Lee's clinic... It was fine.\nI paid $3.50 for it 😊 New line"
+
+    sentences = split_sentences(content)
+
+    assert sentences == [
+        "Hey Mel!",
+        "I went to Dr. Lee's clinic...",
+        "It was fine.",
+        "I paid $3.50 for it 😊",
+        "New line",
+    ]
+    assert all(s in content for s in sentences)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clauses"),
+    [
+        (
+            "I went to a support group yesterday and it was so powerful.",
+            ["I went to a support group yesterday", "it was so powerful."],
+        ),
+        (
+            "I'm keen on counseling - I'd love to support others.",
+            ["I'm keen on counseling", "I'd love to support others."],
+        ),
+        ("My sister and I went hiking.", ["My sister and I went hiking."]),
+        (
+            "I do yoga - running, reading, or playing violin - daily.",
+            ["I do yoga - running, reading, or playing violin - daily."],
+        ),
+        (
+            "They've been there through everything, I've known them for years.",
+            ["They've been there through everything", "I've known them for years."],
+        ),
+        ("When I was young, I lived in Paris.", ["When I was young, I lived in Paris."]),
+        ("I got back from a trip, it was fun.", ["I got back from a trip", "it was fun."]),
+    ],
+)
+def test_clause_splitting(sentence, clauses):
+    assert split_clauses(sentence) == clauses
+
+
+def test_cleaner_strips_interjections_and_vocatives():
+    cleaner = Cleaner({"Caroline", "Melanie"})
+
+    assert cleaner.clean("Yeah Mel, I love it!") == "I love it"
+    assert cleaner.clean("Wow, Melanie! I'm in") == "I'm in"
+    assert cleaner.clean("I totally agree, Mel.") == "I totally agree"
+    assert cleaner.clean("I met Mark, Caroline, at the fair") == "I met Mark, at the fair"
+    assert cleaner.clean("I met Paris, finally.") == "I met Paris, finally"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Have you ever been to Lisbon? What did you think of my plan?",
+        "Hey Mel! Good to see you!",
+        "Thanks, Melanie! Thank you so much for helping me.",
+        "Congrats on your new job! Good luck!",
+        "You'd be a great counselor! Your empathy will help people.",
+        "That's great. Love that painting!",
+        "Me too! I agree. I know. I'm fine.",
+        "I hope you like it. I think you would love it.",
+        "Let's meet next week. We can do it! We all have our paths.",
+        "Relaxing and expressing ourselves is key.",
+        "Here's a pic from when we met up last week!",
+        "Keep me posted!",
+        "I'm so happy for you!",
+        "Been a while since we talked.",
+        "It was so powerful.",
+        "Ok.",
+    ],
+    ids=[
+        "questions",
+        "greetings",
+        "thanks",
+        "congratulations",
+        "about the listener",
+        "no self-reference",
+        "fillers",
+        "listener as subject",
+        "suggestions",
+        "reflexive only",
+        "photo pointer",
+        "request",
+        "reaction",
+        "about the chat",
+        "unresolved subject",
+        "too short",
+    ],
+)
+def test_non_disclosures_produce_nothing(content):
+    assert facts(content) == []
+
+
+def test_other_speakers_messages_produce_nothing():
+    batch = [
+        BatchMessage(0, "Melanie", "I ran a charity race last Saturday.", T0),
+        BatchMessage(1, "Caroline", "That charity race sounds great!", T0),
+    ]
+
+    assert derive("Caroline", batch).observations == []
+
+
+def test_context_only_messages_produce_nothing_even_from_the_target():
+    batch = [BatchMessage(0, "Caroline", "I moved to Lisbon last week.", T0, is_context=True)]
+
+    assert derive("Caroline", batch).observations == []
+
+
+def test_a_self_disclosure_is_rewritten_dated_and_atomic():
+    assert facts("Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful.") == [
+        "Caroline went to a LGBTQ support group on 7 May 2023."
+    ]
+    assert facts("I moved to Lisbon last week, my sister helped.") == [
+        "Caroline moved to Lisbon in the week of 1 May 2023, Caroline's sister helped."
+    ]
+
+
+def test_a_clause_about_something_else_still_yields_the_speakers_embedded_clause():
+    assert facts("It made me reflect since I started transitioning three years ago.") == [
+        "Caroline started transitioning in 2020."
+    ]
+
+
+def test_the_same_fact_twice_is_recorded_once():
+    assert facts("I love hiking. I love hiking!") == ["Caroline loves hiking."]
