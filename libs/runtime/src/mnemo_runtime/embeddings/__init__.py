@@ -1,0 +1,19 @@
+"""Text embeddings: the Embedder port and its local, remote and fake implementations."""
+
+from mnemo_runtime.embeddings.factory import EMBEDDER_KINDS, EmbedderKind, build_embedder
+from mnemo_runtime.embeddings.fake import FakeEmbedder
+from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
+from mnemo_runtime.embeddings.openai_compat import OpenAICompatEmbedder
+from mnemo_runtime.embeddings.ports import Embedder, EmbeddingError, Vectors
+
+__all__ = [
+    "EMBEDDER_KINDS",
+    "Embedder",
+    "EmbedderKind",
+    "EmbeddingError",
+    "FakeEmbedder",
+    "MiniLMEmbedder",
+    "OpenAICompatEmbedder",
+    "Vectors",
+    "build_embedder",
+]

@@ -1,0 +1,59 @@
+"""Construct an embedder by kind, for composition roots that read the kind from settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, get_args
+
+import httpx
+from pydantic import SecretStr
+
+from mnemo_runtime.embeddings.fake import FakeEmbedder
+from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
+from mnemo_runtime.embeddings.openai_compat import OpenAICompatEmbedder
+from mnemo_runtime.embeddings.ports import Embedder
+
+EmbedderKind = Literal["minilm", "openai", "fake"]
+EMBEDDER_KINDS: tuple[str, ...] = get_args(EmbedderKind)
+
+
+def build_embedder(
+    kind: str,
+    *,
+    model: str | None = None,
+    dimension: int | None = None,
+    base_url: str | None = None,
+    api_key: SecretStr | None = None,
+    batch_size: int | None = None,
+    model_dir: Path | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> Embedder:
+    """An embedder of the given kind; options that kind does not use must be left unset."""
+    if kind == "minilm":
+        _reject(kind, model=model, dimension=dimension, base_url=base_url, api_key=api_key)
+        _reject(kind, transport=transport)
+        return MiniLMEmbedder(model_dir, batch_size=batch_size or 32)
+    if kind == "openai":
+        if base_url is None or model is None or dimension is None:
+            raise ValueError("an 'openai' embedder needs base_url, model and dimension")
+        _reject(kind, model_dir=model_dir)
+        return OpenAICompatEmbedder(
+            base_url=base_url,
+            model=model,
+            dimension=dimension,
+            api_key=api_key,
+            batch_size=batch_size or 128,
+            transport=transport,
+        )
+    if kind == "fake":
+        _reject(kind, base_url=base_url, api_key=api_key, batch_size=batch_size)
+        _reject(kind, model_dir=model_dir, transport=transport)
+        return FakeEmbedder(dimension or 256, model or "fake-hashed-bow")
+    raise ValueError(f"unknown embedder kind {kind!r}; expected one of {EMBEDDER_KINDS}")
+
+
+def _reject(kind: str, **options: object) -> None:
+    # A setting silently ignored is a misconfiguration nobody notices until vectors are wrong.
+    given = sorted(name for name, value in options.items() if value is not None)
+    if given:
+        raise ValueError(f"{kind!r} embedder does not take {', '.join(given)}")

@@ -1,0 +1,58 @@
+"""build_embedder: one entry point for composition roots."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from mnemo_runtime.embeddings import (
+    EMBEDDER_KINDS,
+    FakeEmbedder,
+    MiniLMEmbedder,
+    OpenAICompatEmbedder,
+    build_embedder,
+)
+
+
+def test_kinds() -> None:
+    assert set(EMBEDDER_KINDS) == {"minilm", "openai", "fake"}
+
+
+def test_builds_a_fake() -> None:
+    embedder = build_embedder("fake", dimension=32)
+    assert isinstance(embedder, FakeEmbedder)
+    assert embedder.dimension == 32
+
+
+def test_builds_minilm() -> None:
+    assert isinstance(build_embedder("minilm", batch_size=8), MiniLMEmbedder)
+
+
+async def test_builds_an_openai_compatible_client() -> None:
+    embedder = build_embedder(
+        "openai",
+        base_url="http://embeddings.test/v1",
+        model="text-embedding-3-small",
+        dimension=1536,
+        transport=httpx.MockTransport(lambda _: httpx.Response(500)),
+    )
+    assert isinstance(embedder, OpenAICompatEmbedder)
+    assert (embedder.model_name, embedder.dimension) == ("text-embedding-3-small", 1536)
+    await embedder.aclose()
+
+
+def test_openai_needs_url_model_and_dimension() -> None:
+    with pytest.raises(ValueError, match="base_url, model and dimension"):
+        build_embedder("openai", model="m", dimension=8)
+
+
+def test_refuses_options_the_kind_would_ignore() -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        build_embedder("minilm", base_url="http://embeddings.test")
+    with pytest.raises(ValueError, match="batch_size"):
+        build_embedder("fake", batch_size=4)
+
+
+def test_refuses_unknown_kinds() -> None:
+    with pytest.raises(ValueError, match="unknown embedder kind 'word2vec'"):
+        build_embedder("word2vec")
