@@ -111,6 +111,7 @@ class MnemoProcess:
             "NATS_URL": self.nats_url,
             "DATABASE_URL": self.database_url,
             "MNEMO_GATEWAY_PORT": str(self.port),
+            "MNEMO_STATE_DIR": str(self.log.parent / f"state-{self.port}"),
             **self.extra_env,
         }
         out = self.log.open("ab")

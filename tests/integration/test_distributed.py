@@ -20,6 +20,7 @@ def test_services_run_as_separate_processes(own_nats, fresh_database, tmp_path):
         "NATS_URL": own_nats,
         "DATABASE_URL": fresh_database,
         "MNEMO_GATEWAY_PORT": str(port),
+        "MNEMO_STATE_DIR": str(tmp_path / "state"),
     }
     procs = []
     try:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
+
+from mnemo_runtime.memory import rules
 
 
 class ExtractedObservation(BaseModel):
@@ -127,24 +128,8 @@ def _unquote(quoted: str) -> str:
 
 # Curly quotes and en/em dashes fold to their ASCII forms: models and keyboards swap them freely,
 # and a span must not fail grounding over typography.
-_TYPOGRAPHY = str.maketrans(
-    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
-)
-_SPACE = re.compile(r"\s+")
-
-
-def _normalise(text: str) -> str:
-    # NFKC first, so composed and decomposed accents (and compatibility forms such as
-    # ligatures) compare equal; then typography, spacing and case.
-    folded = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHY)
-    return _SPACE.sub(" ", folded).strip().casefold()
-
-
-def span_in_message(span: str, content: str) -> bool:
-    """Whether ``span`` occurs in ``content`` up to whitespace, case, quotes and dashes."""
-    needle = _normalise(span)
-    # An empty span is a substring of everything and grounds nothing.
-    return bool(needle) and needle in _normalise(content)
+# The grounding rule is the store's: the deriver checks spans exactly as the store will.
+span_in_message = rules.span_in_message
 
 
 _RULES = """\

@@ -141,6 +141,32 @@ class UpdateMessageMetadata(_Command):
     metadata: dict[str, object]
 
 
+class NewConclusion(BaseModel):
+    """A fact an API caller states directly about a peer, from an observer's point of view."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str = Field(min_length=1, max_length=65_535)
+    observer_id: EntityId
+    observed_id: EntityId
+    session_id: EntityId | None = None
+
+
+class CreateConclusions(_Command):
+    kind: Literal["create_conclusions"] = "create_conclusions"
+    conclusions: list[NewConclusion] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class DeleteConclusion(_Command):
+    """Remove a conclusion from its representation (the log keeps it, with the reason)."""
+
+    kind: Literal["delete_conclusion"] = "delete_conclusion"
+    conclusion_id: str
+    observer_id: EntityId
+    observed_id: EntityId
+    reason: str = "deleted through the API"
+
+
 Command = Annotated[
     EnsureWorkspace
     | UpdateWorkspace
@@ -154,7 +180,9 @@ Command = Annotated[
     | RemoveSessionPeers
     | ConfigureSessionPeer
     | PostMessages
-    | UpdateMessageMetadata,
+    | UpdateMessageMetadata
+    | CreateConclusions
+    | DeleteConclusion,
     Field(discriminator="kind"),
 ]
 
@@ -192,4 +220,5 @@ class CommandReply(BaseModel):
     event_ids: list[str] = Field(default_factory=list)
     message_ids: list[str] = Field(default_factory=list)
     messages: list[PostedMessage] = Field(default_factory=list)
+    observation_ids: list[str] = Field(default_factory=list)
     created: bool = False

@@ -5,38 +5,16 @@ Add fields only as optional; a change of meaning is a new event type.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from mnemo_schema import subjects
 from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfiguration
-from mnemo_schema.ids import EntityId, Metadata, new_event_id
-
-
-def utcnow() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
-
-
-class Envelope(BaseModel):
-    """Fields every event carries."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    event_id: str = Field(default_factory=new_event_id)
-    schema_version: int = 1
-    occurred_at: datetime = Field(default_factory=utcnow)
-    workspace: EntityId
-    correlation_id: str | None = None
-    causation_id: str | None = None
-    # W3C trace context (traceparent / tracestate) of the request that caused the event.
-    trace: dict[str, str] = Field(default_factory=dict)
-
-    def subject(self) -> str:
-        """The subject this event is published on."""
-        return subjects.entity_subject(self.workspace, "workspace")
+from mnemo_schema.envelope import Envelope as Envelope
+from mnemo_schema.ids import EntityId, Metadata
+from mnemo_schema.observations import ObservationDeleted, ObservationWritten
 
 
 class WorkspaceCreated(Envelope):
@@ -192,7 +170,9 @@ Event = Annotated[
     | PeerLeftSession
     | SessionPeerConfigured
     | MessagePosted
-    | MessageMetadataUpdated,
+    | MessageMetadataUpdated
+    | ObservationWritten
+    | ObservationDeleted,
     Field(discriminator="type"),
 ]
 

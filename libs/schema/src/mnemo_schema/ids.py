@@ -18,6 +18,7 @@ EntityId = Annotated[
 ]
 Metadata = Annotated[dict[str, object], Field(default_factory=dict)]
 
+
 def new_event_id() -> str:
     """A random event id (128 random bits, hex)."""
     return os.urandom(16).hex()

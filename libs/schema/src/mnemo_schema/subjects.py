@@ -4,6 +4,7 @@ Layout (ids match ``ID_PATTERN`` so they are safe subject tokens):
 
 - ``mnemo.evt.<workspace>.ent.<kind>``      entity events (workspace, peer, session, membership)
 - ``mnemo.evt.<workspace>.msg.<session>``   message events, so a consumer can filter one session
+- ``mnemo.evt.<workspace>.obs.<observer>.<observed>``  memory events of one representation
 - ``mnemo.cmd.<workspace>``                 commands to ingest, request-reply (core NATS)
 - ``mnemo.projector.applied``               projector watermark notifications (core NATS)
 """
@@ -41,6 +42,24 @@ def entity_filter(workspace: str) -> str:
 def message_subject(workspace: str, session: str) -> str:
     """Subject of a message event in one session."""
     return f"mnemo.evt.{workspace}.msg.{session}"
+
+
+def observation_subject(workspace: str, observer: str, observed: str) -> str:
+    """Subject of a memory event in one (observer, observed) representation."""
+    return f"mnemo.evt.{workspace}.obs.{observer}.{observed}"
+
+
+OBSERVATION_FILTER: Final = "mnemo.evt.*.obs.>"
+MESSAGE_FILTER: Final = "mnemo.evt.*.msg.*"
+DERIVER_DURABLE: Final = "deriver"
+DEAD_LETTER_STREAM: Final = "MNEMO_DEAD_LETTERS"
+DEAD_LETTER_SUBJECTS: Final = "mnemo.dlq.>"
+MEMORY_PROJECTION_APPLIED: Final = "mnemo.projector.memory.applied"
+
+
+def dead_letter_subject(stage: str) -> str:
+    """Where a stage parks work it could not complete, with the reason."""
+    return f"mnemo.dlq.{stage}"
 
 
 def workspace_from_command_subject(subject: str) -> str:

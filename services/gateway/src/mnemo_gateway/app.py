@@ -14,21 +14,45 @@ from starlette.types import Receive, Scope, Send
 from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.deps import Services
-from mnemo_gateway.routes import health, messages, peers, sessions, workspaces
+from mnemo_gateway.routes import (
+    conclusions,
+    health,
+    messages,
+    peers,
+    queue,
+    sessions,
+    workspaces,
+)
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_gateway.store import ReadStore
 from mnemo_gateway.watermark import ProjectionWatermark
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_schema import subjects
 
 
-def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) -> FastAPI:
-    """The HTTP app; NATS and Postgres are opened (and closed) by the caller."""
+def build_app(
+    settings: GatewaySettings,
+    nc: NATS,
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None = None,
+) -> FastAPI:
+    """The HTTP app; NATS, Postgres and the memory adapters are opened (and closed) by the caller.
+
+    Without memory adapters (a gateway with no vector index of its own), semantic search
+    answers 503.
+    """
     watermark = ProjectionWatermark(nc, pool)
+    memory_watermark = ProjectionWatermark(
+        nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await watermark.start()
+        await memory_watermark.start()
         yield
         await watermark.stop()
+        await memory_watermark.stop()
 
     app = FastAPI(
         title="Mnemo",
@@ -40,17 +64,19 @@ def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) ->
     app.state.js = nc.jetstream()
     app.state.watermark = watermark
     app.state.ready_max_lag = settings.ready_max_lag
+    app.state.memory = memory
     app.state.services = Services(
         bus=CommandBus(
             nc,
             watermark,
+            memory_watermark,
             timeout=settings.command_timeout_s,
             read_your_writes_timeout=settings.read_your_writes_timeout_s,
         ),
         store=ReadStore(pool),
     )
     errors.install(app)
-    for r in (health, workspaces, peers, sessions, messages):
+    for r in (health, workspaces, peers, sessions, messages, conclusions, queue):
         app.include_router(r.router)
 
     return _Edge(app, settings.max_body_bytes)  # type: ignore[return-value]

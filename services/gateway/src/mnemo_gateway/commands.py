@@ -21,16 +21,21 @@ class CommandBus:
         self,
         nc: NATS,
         watermark: ProjectionWatermark,
+        memory_watermark: ProjectionWatermark,
         timeout: float = 10.0,
         read_your_writes_timeout: float = 10.0,
     ) -> None:
         self._nc = nc
         self._watermark = watermark
+        self._memory_watermark = memory_watermark
         self._timeout = timeout
         self._ryw_timeout = read_your_writes_timeout
 
-    async def send(self, workspace: str, cmd: Command) -> CommandReply:
-        """Send ``cmd``; raise ApiError on refusal; return once the projections reflect it."""
+    async def send(self, workspace: str, cmd: Command, memory: bool = False) -> CommandReply:
+        """Send ``cmd``; raise ApiError on refusal; return once the projections reflect it.
+
+        ``memory`` also waits for the memory projection (observations written or deleted).
+        """
         body = cmd.model_dump_json(exclude_none=True).encode()
         try:
             msg = await self._nc.request(
@@ -43,7 +48,8 @@ class CommandBus:
         if not reply.ok:
             assert reply.error is not None
             raise ApiError(reply.error.status, reply.error.detail, reply.error.field)
-        if not await self._watermark.wait(reply.watermark, self._ryw_timeout):
+        watermark = self._memory_watermark if memory else self._watermark
+        if not await watermark.wait(reply.watermark, self._ryw_timeout):
             # The write is stored in the log; only its projection is late.
             log.warning("gateway.projection_late", watermark=reply.watermark)
         return reply

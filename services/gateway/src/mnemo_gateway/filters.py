@@ -1,7 +1,7 @@
 """Translate the SDK's ``filters`` objects into parameterised SQL, refusing unknown fields.
 
 Supported: ``{"field": value}`` equality, a list for IN, an operator dict
-(``gt gte lt lte ne in``), ``{"metadata": {...}}`` JSON containment, and ``AND`` / ``OR`` / ``NOT``
+(``gt gte lt lte ne in``, ``contains`` for arrays), ``{"metadata": {...}}`` JSON containment, and ``AND`` / ``OR`` / ``NOT``
 over lists of filters. Columns are whitelisted per resource.
 """
 
@@ -63,7 +63,10 @@ def _compare(column: str, value: Any, params: list[Any], where: str) -> str:
     if isinstance(value, dict):
         out = []
         for op, operand in value.items():
-            if op == "in":
+            if op == "contains":
+                params.append(operand)
+                out.append(f"%s = ANY({column})")
+            elif op == "in":
                 if not isinstance(operand, list):
                     raise FilterError(f"{where}.in", "must be a list")
                 params.append(operand)

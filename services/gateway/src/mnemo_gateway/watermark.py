@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import psycopg
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -20,17 +21,29 @@ _POLL_S = 0.1
 
 
 class ProjectionWatermark:
-    def __init__(self, nc: NATS, pool: AsyncConnectionPool) -> None:
+    """The applied position of one projection (``pg``: entities and messages; ``memory``)."""
+
+    def __init__(
+        self,
+        nc: NATS,
+        pool: AsyncConnectionPool,
+        projection: str = "pg",
+        subject: str = subjects.PROJECTOR_APPLIED,
+    ) -> None:
         self._nc = nc
         self._pool = pool
+        self._projection = projection
+        self._subject = subject
         self.value = 0
         self._changed = asyncio.Event()
         self._sub: Subscription | None = None
 
     async def start(self) -> None:
         """Subscribe to announcements and read the current position."""
-        self._sub = await self._nc.subscribe(subjects.PROJECTOR_APPLIED, cb=self._on_applied)
-        await self.refresh()
+        self._sub = await self._nc.subscribe(self._subject, cb=self._on_applied)
+        # The projector may not have created its tables yet; /ready says so until it has.
+        with contextlib.suppress(psycopg.Error):
+            await self.refresh()
 
     async def stop(self) -> None:
         if self._sub is not None:
@@ -68,5 +81,6 @@ class ProjectionWatermark:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), min(remaining, _POLL_S))
             if self.value < seq:
-                await self.refresh()
+                with contextlib.suppress(psycopg.Error):
+                    await self.refresh()
         return True

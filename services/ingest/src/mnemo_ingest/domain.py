@@ -27,6 +27,7 @@ from mnemo_schema.events import (
     WorkspaceUpdated,
 )
 from mnemo_schema.ids import derived_event_id, derived_id, new_event_id, new_message_id
+from mnemo_schema.observations import ObservationDeleted, ObservationWritten
 
 
 class Refusal(Exception):
@@ -54,6 +55,7 @@ class Decision:
     events: list[Envelope] = field(default_factory=list)
     created: bool = False
     message_ids: list[str] = field(default_factory=list)
+    observation_ids: list[str] = field(default_factory=list)
 
 
 def representations(
@@ -233,6 +235,16 @@ def decide(
             )
         case c.PostMessages():
             _post_messages(b, cmd, token_counts)
+        case c.CreateConclusions():
+            _create_conclusions(b, cmd)
+        case c.DeleteConclusion():
+            b.emit(
+                ObservationDeleted,
+                observation_id=cmd.conclusion_id,
+                observer=cmd.observer_id,
+                observed=cmd.observed_id,
+                reason=cmd.reason,
+            )
         case c.UpdateMessageMetadata():
             _need_session(model, cmd.session_id)
             b.emit(
@@ -242,6 +254,30 @@ def decide(
                 metadata=cmd.metadata,
             )
     return b.decision
+
+
+def _create_conclusions(b: _Builder, cmd: c.CreateConclusions) -> None:
+    for i, item in enumerate(cmd.conclusions):
+        for key, peer in (("observer_id", item.observer_id), ("observed_id", item.observed_id)):
+            if peer not in b.model.peers:
+                raise Refusal(404, f"peer {peer!r} not found", f"conclusions.{i}.{key}")
+        if item.session_id is not None and item.session_id not in b.model.sessions:
+            raise Refusal(
+                404, f"session {item.session_id!r} not found", f"conclusions.{i}.session_id"
+            )
+    for item in cmd.conclusions:
+        oid = new_message_id()
+        b.emit(
+            ObservationWritten,
+            observation_id=oid,
+            observer=item.observer_id,
+            observed=item.observed_id,
+            session_id=item.session_id,
+            level="explicit",
+            content=item.content,
+            origin="api",
+        )
+        b.decision.observation_ids.append(oid)
 
 
 def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | None) -> None:

@@ -31,6 +31,12 @@ class MessageDirectory(Protocol):
         """The session holding ``message_id``, or None."""
         ...
 
+    async def conclusion_exists(
+        self, workspace: str, conclusion_id: str, observer: str, observed: str
+    ) -> bool:
+        """Whether a live conclusion with that id is in the (observer, observed) model."""
+        ...
+
 
 class Tokenizer(Protocol):
     def count_many(self, texts: Sequence[str]) -> list[int]:

@@ -54,6 +54,10 @@ class IngestService:
         lock = self._locks.setdefault(workspace, asyncio.Lock())
         async with lock:
             model = await self._model(workspace)
+            if isinstance(cmd, c.DeleteConclusion) and not await self._directory.conclusion_exists(
+                workspace, cmd.conclusion_id, cmd.observer_id, cmd.observed_id
+            ):
+                return _refused(404, f"conclusion {cmd.conclusion_id!r} not found", "conclusion_id")
             if isinstance(cmd, c.UpdateMessageMetadata) and (
                 await self._directory.session_of(workspace, cmd.message_id) != cmd.session_id
             ):
@@ -99,6 +103,7 @@ class IngestService:
             watermark=watermark,
             event_ids=[e.event_id for e in decision.events],
             message_ids=decision.message_ids,
+            observation_ids=decision.observation_ids,
             messages=[
                 c.PostedMessage(
                     id=e.message_id,

@@ -4,16 +4,34 @@ from __future__ import annotations
 
 import asyncio
 
-from mnemo_projector.app import build_app
+from mnemo_projector.app import build_app, build_memory
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra
+from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.process import main
+from mnemo_runtime.settings import InfraSettings
 
 
 async def _run(infra: Infra, stop: asyncio.Event) -> None:
-    projector = build_app(ProjectorSettings(), infra.nc, infra.js, infra.pool)
+    settings = ProjectorSettings()
+    projector = build_app(settings, infra.nc, infra.js, infra.pool)
     await projector.setup()
-    await projector.run(stop)
+    runs = [projector.run(stop)]
+    memory = None
+    if settings.memory:
+        ms = MemorySettings()
+        memory = await open_memory(ms, InfraSettings().state_dir.resolve())
+        mp = build_memory(
+            settings, infra.nc, infra.js, infra.pool, memory,
+            near_distance=ms.near_duplicate_distance,
+        )  # fmt: skip
+        await mp.setup()
+        runs.append(mp.run(stop))
+    try:
+        await asyncio.gather(*runs)
+    finally:
+        if memory is not None:
+            await memory.close()
 
 
 if __name__ == "__main__":

@@ -2,25 +2,24 @@
 
 Position and effects commit in one transaction. The consumer is ephemeral and starts from the
 position in Postgres, so Postgres alone says what has been applied: after a crash the loop resumes
-exactly where the last commit left it, and a rebuild (position reset to 0) is noticed as a gap and
-answered by re-reading the log from the start.
+exactly where the last commit left it, and a rebuild (position reset) is answered by re-reading
+the log from there.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from itertools import groupby
+from typing import Protocol
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_projector.domain import apply_batch
-from mnemo_projector.tables import PROJECTION, create_tables
-from mnemo_runtime.bus import stream_last_seq
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_schema import subjects
@@ -30,19 +29,41 @@ log = get_logger("mnemo.projector")
 _tracer = tracer("mnemo.projector")
 
 
-async def read_position(conn: AsyncConnection) -> int:
-    """The last applied stream position."""
-    cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = %s", (PROJECTION,))
+class Projection(Protocol):
+    """One read model: its name (position row), the events it reads, how it applies them."""
+
+    name: str
+    filter_subject: str
+    applied_subject: str
+
+    async def setup(self, conn: AsyncConnection) -> None:
+        """Create what the read model needs (idempotent)."""
+        ...
+
+    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        """Apply events in order inside the caller's transaction."""
+        ...
+
+
+async def read_position(conn: AsyncConnection, name: str = "pg") -> int:
+    """The last applied stream position of projection ``name``."""
+    cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = %s", (name,))
     row = await cur.fetchone()
     return 0 if row is None else int(row["seq"])  # type: ignore[call-overload]
 
 
-class PgProjector:
-    """Keeps the Postgres read models in step with the event stream."""
+class Projector:
+    """Keeps one read model in step with the event stream."""
 
     def __init__(
-        self, nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, batch_size: int = 1000
+        self,
+        projection: Projection,
+        nc: NATS,
+        js: JetStreamContext,
+        pool: AsyncConnectionPool,
+        batch_size: int = 1000,
     ) -> None:
+        self.projection = projection
         self._nc = nc
         self._js = js
         self._pool = pool
@@ -50,10 +71,10 @@ class PgProjector:
         self.applied = 0
 
     async def setup(self) -> None:
-        """Create the tables if needed."""
+        """Create the read model if needed and read its position."""
         async with self._pool.connection() as conn:
-            await create_tables(conn)
-            self.applied = await read_position(conn)
+            await self.projection.setup(conn)
+            self.applied = await read_position(conn, self.projection.name)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
@@ -63,16 +84,15 @@ class PgProjector:
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("projector.loop_failed")
+                log.exception("projector.loop_failed", projection=self.projection.name)
                 await asyncio.sleep(0.5)
 
     async def catch_up(self) -> int:
-        """Apply everything up to the current head of the log, then return the position."""
-        head = await stream_last_seq(self._js)
+        """Apply everything the log holds for this projection now, then return the position."""
         stop = asyncio.Event()
         task = asyncio.create_task(self.run(stop))
         try:
-            while self.applied < head:
+            while await self._pending() > 0:
                 await asyncio.sleep(0.02)
                 if task.done():
                     task.result()
@@ -81,16 +101,37 @@ class PgProjector:
             await task
         return self.applied
 
-    async def _follow(self, stop: asyncio.Event) -> None:
+    async def _pending(self) -> int:
+        """Events of this projection's filter after the applied position."""
+        sub = await self._js.pull_subscribe(
+            self.projection.filter_subject,
+            stream=subjects.STREAM,
+            config=ConsumerConfig(
+                deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+                opt_start_seq=self.applied + 1,
+                ack_policy=AckPolicy.NONE,
+                inactive_threshold=5.0,
+                mem_storage=True,
+            ),
+        )
+        try:
+            return int((await sub.consumer_info()).num_pending or 0)
+        finally:
+            await sub.unsubscribe()
+
+    async def _position(self) -> int:
         async with self._pool.connection() as conn:
-            start = await read_position(conn) + 1
+            return await read_position(conn, self.projection.name)
+
+    async def _follow(self, stop: asyncio.Event) -> None:
+        start = await self._position() + 1
         self.applied = start - 1
         # An ordered push consumer: the server sends new events as they are stored, with flow
         # control and gap detection handled by the client; nothing is acknowledged because the
         # position lives in Postgres.
         inbox: asyncio.Queue[Msg] = asyncio.Queue()
         sub = await self._js.subscribe(
-            subjects.EVENT_SUBJECTS,
+            self.projection.filter_subject,
             stream=subjects.STREAM,
             cb=inbox.put,
             ordered_consumer=True,
@@ -104,8 +145,7 @@ class PgProjector:
                     first = await asyncio.wait_for(inbox.get(), timeout=0.5)
                 except TimeoutError:
                     # Idle: a rebuild may have reset the position under us.
-                    async with self._pool.connection() as conn:
-                        position = await read_position(conn)
+                    position = await self._position()
                     if position < self.applied:
                         self.applied = position
                         return
@@ -122,21 +162,19 @@ class PgProjector:
                 log.debug("projector.unsubscribe_failed")
 
     async def _apply(self, msgs: list[Msg]) -> bool:
-        """Apply one fetched batch; False if it does not continue the stored position.
+        """Apply one batch; False if the stored position moved under this projector.
 
         The position is checked optimistically in the same transaction (``seq = expected``), so
         two projectors or a concurrent rebuild can never both advance it.
         """
-        batch: list[tuple[int, Event]] = [
-            (int(m.metadata.sequence.stream), decode_event(m.data)) for m in msgs
-        ]
         position = self.applied
-        fresh = [(s, e) for s, e in batch if s > position]
+        fresh = [
+            (s, decode_event(m.data))
+            for m in msgs
+            if (s := int(m.metadata.sequence.stream)) > position
+        ]
         if not fresh:
             return True
-        if fresh[0][0] != position + 1:
-            log.info("projector.gap", position=position, next=fresh[0][0])
-            return False
         last = fresh[-1][0]
         try:
             async with self._pool.connection() as conn, conn.transaction():
@@ -144,23 +182,20 @@ class PgProjector:
                 # and position are lost together and the tail is replayed, so the commit need
                 # not wait for its WAL flush.
                 await conn.execute("SET LOCAL synchronous_commit TO OFF")
-                with self._spans(fresh):
-                    await apply_batch(conn, fresh)
+                with _SpanGroup(fresh, self.projection.name):
+                    await self.projection.apply(conn, fresh)
                 cur = await conn.execute(
                     "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
-                    (last, PROJECTION, position),
+                    (last, self.projection.name, position),
                 )
                 if cur.rowcount != 1:
                     raise _PositionMoved
         except _PositionMoved:
-            log.info("projector.position_moved", expected=position)
+            log.info("projector.position_moved", projection=self.projection.name)
             return False
         self.applied = last
-        await self._nc.publish(subjects.PROJECTOR_APPLIED, str(last).encode())
+        await self._nc.publish(self.projection.applied_subject, str(last).encode())
         return True
-
-    def _spans(self, batch: list[tuple[int, Event]]) -> _SpanGroup:
-        return _SpanGroup(batch)
 
 
 class _PositionMoved(Exception):
@@ -170,8 +205,9 @@ class _PositionMoved(Exception):
 class _SpanGroup:
     """One span per originating request in a batch, parented on that request's trace context."""
 
-    def __init__(self, batch: list[tuple[int, Event]]) -> None:
+    def __init__(self, batch: list[tuple[int, Event]], projection: str) -> None:
         self._batch = batch
+        self._name = projection
         self._spans: list[object] = []
 
     def __enter__(self) -> None:
@@ -182,7 +218,11 @@ class _SpanGroup:
             span = _tracer.start_span(
                 "projector.apply",
                 context=extract_context(items[0][1].trace),
-                attributes={"events": len(items), "first_seq": items[0][0]},
+                attributes={
+                    "events": len(items),
+                    "first_seq": items[0][0],
+                    "projection": self._name,
+                },
             )
             self._spans.append(span)
 

@@ -17,3 +17,16 @@ class PgMessageDirectory:
             )
             row = await cur.fetchone()
         return None if row is None else str(row["session_id"])  # type: ignore[call-overload]
+
+    async def conclusion_exists(
+        self, workspace: str, conclusion_id: str, observer: str, observed: str
+    ) -> bool:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT 1 FROM observations o LEFT JOIN observation_aliases a"
+                " ON a.workspace = o.workspace AND a.alias_id = %s"
+                " WHERE o.workspace = %s AND o.id = COALESCE(a.canonical_id, %s)"
+                " AND o.observer = %s AND o.observed = %s AND o.deleted_at IS NULL",
+                (conclusion_id, workspace, conclusion_id, observer, observed),
+            )
+            return await cur.fetchone() is not None

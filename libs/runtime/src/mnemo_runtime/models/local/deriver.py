@@ -52,6 +52,11 @@ _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
 
 
+def display_name(peer_id: str) -> str:
+    """How a peer is named in a fact: ids written in lower case ("caroline") get a capital."""
+    return peer_id[:1].upper() + peer_id[1:] if peer_id.islower() else peer_id
+
+
 def derive(target: str, messages: Sequence[BatchMessage]) -> DeriverOutput:
     """The observations the heuristic finds about ``target`` in a batch."""
     cleaner = Cleaner({target, *(m.peer_id for m in messages)})
@@ -96,7 +101,9 @@ def _facts(
         if not mentions_self(text) or not may_state_fact(text):
             continue
         dated = resolve_dates(text, message.created_at.date())
-        rewritten = to_third_person(dated, target, listener)
+        rewritten = to_third_person(
+            dated, display_name(target), listener and display_name(listener)
+        )
         if rewritten is not None:
             facts.append(_finish(rewritten))
     return facts

@@ -1,0 +1,1 @@
+"""The representation store: observations and their provenance in Postgres, vectors in Qdrant."""

@@ -1,0 +1,122 @@
+"""Reads of the representation store and the write-time checks every writer runs first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_runtime.memory.rules import Rejected, span_in_message
+from mnemo_runtime.vectors.ports import Scope, require_scope
+from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
+
+Row = dict[str, Any]
+
+
+class RepresentationStore:
+    """Observations of one (workspace, observer, observed) at a time; no query without the key."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+
+    async def _all(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchall()  # type: ignore[return-value]
+
+    async def resolve(self, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+        """Each id (or alias) that names a live observation of ``scope`` -> its canonical id."""
+        require_scope(scope)
+        rows = await self._all(
+            "SELECT q.id AS asked, o.id AS canonical FROM unnest(%s::text[]) AS q(id)"
+            " LEFT JOIN observation_aliases a ON a.workspace = %s AND a.alias_id = q.id"
+            " JOIN observations o ON o.workspace = %s AND o.id = COALESCE(a.canonical_id, q.id)"
+            " AND o.observer = %s AND o.observed = %s AND o.deleted_at IS NULL",
+            (list(ids), scope.workspace, scope.workspace, scope.observer, scope.observed),
+        )
+        return {r["asked"]: r["canonical"] for r in rows}
+
+    async def get(self, scope: Scope, ids: Sequence[str]) -> list[Row]:
+        """Live observations of ``scope`` by id (aliases resolved), in the order asked."""
+        canonical = await self.resolve(scope, ids)
+        rows = await self._all(
+            "SELECT * FROM observations WHERE workspace = %s AND id = ANY(%s)",
+            (scope.workspace, list(set(canonical.values()))),
+        )
+        by_id = {r["id"]: r for r in rows}
+        return [by_id[canonical[i]] for i in ids if i in canonical]
+
+    async def recent(self, scope: Scope, limit: int = 50, levels: Sequence[str] = ()) -> list[Row]:
+        """The newest live observations of ``scope``."""
+        require_scope(scope)
+        return await self._all(
+            "SELECT * FROM observations WHERE workspace = %s AND observer = %s AND observed = %s"
+            " AND deleted_at IS NULL AND (cardinality(%s::text[]) = 0 OR level = ANY(%s))"
+            " ORDER BY seq DESC LIMIT %s",
+            (scope.workspace, scope.observer, scope.observed, list(levels), list(levels), limit),
+        )
+
+    async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
+        """For each observation, None if the store accepts it, else why not.
+
+        Earlier observations of the same call count as existing for later ones, so a writer may
+        send premises and their conclusion together.
+        """
+        messages = await self._messages(
+            events[0].workspace if events else "",
+            sorted({m for e in events for m in e.source_message_ids}),
+        )
+        out: list[Rejected | None] = []
+        accepted: dict[tuple[str, str], set[str]] = {}
+        for e in events:
+            scope = Scope(e.workspace, e.observer, e.observed)
+            here = accepted.setdefault((e.observer, e.observed), set())
+            reason = await self._reason(e, scope, messages, here)
+            out.append(None if reason is None else Rejected(reason))
+            if reason is None:
+                here.add(e.observation_id)
+        return out
+
+    async def _reason(
+        self, e: ObservationWritten, scope: Scope, messages: dict[str, Row], batch: set[str]
+    ) -> str | None:
+        if e.level in DERIVED_LEVELS:
+            if not e.premise_ids:
+                return f"a {e.level} observation must cite the observations it rests on"
+            missing = set(e.premise_ids) - batch
+            if missing:
+                missing -= set(await self.resolve(scope, sorted(missing)))
+            if missing:
+                return (
+                    f"cited observations {sorted(missing)} do not exist in the representation"
+                    f" ({e.observer}, {e.observed})"
+                )
+            return None
+        if e.origin == "api":
+            return None
+        if not e.source_message_ids or not e.source_span:
+            return "an explicit observation must cite its source message and a verbatim span"
+        for mid in e.source_message_ids:
+            msg = messages.get(mid)
+            if msg is None:
+                return f"source message {mid!r} does not exist"
+            pair = {"observer": e.observer, "observed": e.observed}
+            if pair not in msg["representations"]:
+                return (
+                    f"message {mid!r} does not feed the representation ({e.observer}, {e.observed})"
+                )
+        if not any(
+            span_in_message(e.source_span, messages[m]["content"]) for m in e.source_message_ids
+        ):
+            return f"span {e.source_span!r} is not in the cited message"
+        return None
+
+    async def _messages(self, workspace: str, ids: list[str]) -> dict[str, Row]:
+        if not ids:
+            return {}
+        rows = await self._all(
+            "SELECT id, content, representations FROM messages WHERE workspace = %s AND id = ANY(%s)",
+            (workspace, ids),
+        )
+        return {r["id"]: r for r in rows}

@@ -1,0 +1,44 @@
+"""Building the memory adapters a process needs: the embedder and the vector index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from mnemo_runtime.embeddings import Embedder, build_embedder
+from mnemo_runtime.vectors import VectorIndex, build_vector_index
+
+
+class MemorySettings(BaseSettings):
+    """Env prefix MNEMO_MEMORY_; QDRANT_URL picks a Qdrant server over the embedded store."""
+
+    model_config = SettingsConfigDict(env_prefix="MNEMO_MEMORY_", extra="ignore")
+
+    qdrant_url: str | None = Field(default=None, validation_alias="QDRANT_URL")
+    # The embedded store belongs to one process; defaults under MNEMO_STATE_DIR.
+    qdrant_path: Path | None = None
+    embedder: str = "minilm"
+    near_duplicate_distance: float = Field(default=0.05, ge=0.0, le=1.0)
+
+
+@dataclass
+class MemoryAdapters:
+    embedder: Embedder
+    index: VectorIndex
+
+    async def close(self) -> None:
+        """Release the index."""
+        await self.index.close()
+
+
+async def open_memory(settings: MemorySettings, state_dir: Path) -> MemoryAdapters:
+    """The embedder and an index ready for its model and dimension."""
+    embedder = build_embedder(settings.embedder)
+    path = settings.qdrant_path or (state_dir / "qdrant")
+    path.mkdir(parents=True, exist_ok=True)
+    index = build_vector_index(settings.qdrant_url, path)
+    await index.ensure(embedder.dimension, embedder.model_name)
+    return MemoryAdapters(embedder, index)

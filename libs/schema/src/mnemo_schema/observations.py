@@ -1,0 +1,60 @@
+"""Memory events: observations written into, and deleted from, one (observer, observed) model."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from mnemo_schema import subjects
+from mnemo_schema.envelope import Envelope
+from mnemo_schema.ids import EntityId
+
+Level = Literal["explicit", "deductive", "inductive", "contradiction"]
+Origin = Literal["deriver", "dreamer", "api"]
+DERIVED_LEVELS: frozenset[str] = frozenset({"deductive", "inductive", "contradiction"})
+
+
+class ObservationWritten(Envelope):
+    """A belief entered a representation.
+
+    Explicit observations cite their source message and a verbatim span of it (except those an
+    API caller states directly, ``origin="api"``); derived ones cite the observations they rest on
+    (``premise_ids``), which must exist in the same representation.
+    """
+
+    type: Literal["ObservationWritten"] = "ObservationWritten"
+    observation_id: str
+    observer: EntityId
+    observed: EntityId
+    session_id: EntityId | None = None
+    level: Level = "explicit"
+    content: str = Field(min_length=1, max_length=65_535)
+    source_message_ids: list[str] = Field(default_factory=list)
+    source_span: str | None = None
+    premise_ids: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    pattern_type: str | None = None
+    # When the fact was stated (the source message's time), as opposed to when it was derived.
+    observed_at: datetime | None = None
+    origin: Origin = "deriver"
+
+    def subject(self) -> str:
+        return subjects.observation_subject(self.workspace, self.observer, self.observed)
+
+
+class ObservationDeleted(Envelope):
+    """A belief left a representation (superseded, pruned or deleted by a caller).
+
+    The log keeps the observation; projections and retrieval drop it.
+    """
+
+    type: Literal["ObservationDeleted"] = "ObservationDeleted"
+    observation_id: str
+    observer: EntityId
+    observed: EntityId
+    reason: str = Field(min_length=1, max_length=2_000)
+
+    def subject(self) -> str:
+        return subjects.observation_subject(self.workspace, self.observer, self.observed)

@@ -1,0 +1,164 @@
+"""/v3/workspaces/{w}/conclusions: observations as the SDK calls them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo_gateway.api import ListBody, Page
+from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.errors import ApiError
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.vectors import LEVELS, Level, Scope, SearchFilters
+from mnemo_schema import commands as c
+from mnemo_schema.commands import MAX_BATCH, NewConclusion
+
+router = APIRouter(prefix="/v3/workspaces/{workspace_id}/conclusions", tags=["conclusions"])
+
+COLUMNS = {
+    "id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
+    "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
+    "times_derived": "times_derived",
+}  # fmt: skip
+LIVE = "workspace = %s AND deleted_at IS NULL"
+
+
+class ConclusionOut(BaseModel):
+    id: str
+    content: str
+    observer_id: str
+    observed_id: str
+    session_id: str | None
+    level: Literal["explicit", "deductive", "inductive", "contradiction"]
+    source_ids: list[str]
+    times_derived: int
+    created_at: datetime
+
+
+class ConclusionBatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    conclusions: list[NewConclusion] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class ConclusionQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=10_000)
+    top_k: int = Field(default=10, ge=1, le=100)
+    distance: float | None = Field(default=None, ge=0.0, le=1.0)
+    filters: dict[str, Any] | None = None
+
+
+def view(r: dict[str, Any]) -> ConclusionOut:
+    """An observation row as a conclusion."""
+    return ConclusionOut(
+        id=r["id"], content=r["content"], observer_id=r["observer"], observed_id=r["observed"],
+        session_id=r["session_id"], level=r["level"], source_ids=list(r["premise_ids"]),
+        times_derived=r["times_derived"], created_at=r["created_at"],
+    )  # fmt: skip
+
+
+@router.post("", response_model=list[ConclusionOut], status_code=201)
+async def create_conclusions(
+    workspace_id: str, body: ConclusionBatch, svc: Svc
+) -> list[ConclusionOut]:
+    """State facts directly; each becomes an explicit observation (origin: api)."""
+    reply = await svc.bus.send(
+        workspace_id, c.CreateConclusions(conclusions=body.conclusions), memory=True
+    )
+    rows = await svc.store.all(
+        "SELECT o.* FROM unnest(%s::text[]) WITH ORDINALITY AS q(id, n)"
+        " LEFT JOIN observation_aliases a ON a.workspace = %s AND a.alias_id = q.id"
+        " JOIN observations o ON o.workspace = %s AND o.id = COALESCE(a.canonical_id, q.id)"
+        " ORDER BY q.n",
+        (reply.observation_ids, workspace_id, workspace_id),
+    )
+    return [view(r) for r in rows]
+
+
+@router.post("/list", response_model=Page[ConclusionOut])
+async def list_conclusions(
+    workspace_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+) -> Page[ConclusionOut]:
+    """Live conclusions, filtered (observer_id, observed_id, session_id, level, ...) and paged."""
+    await svc.store.workspace(workspace_id)
+    paging_order = order("created_at", paging) if paging.reverse else "created_at DESC"
+    rows, total, pages = await svc.store.page(
+        "observations", LIVE, [workspace_id], COLUMNS, body.filters if body else None,
+        paging.page, paging.size, paging_order,
+    )  # fmt: skip
+    items = [view(r) for r in rows]
+    return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
+
+
+@router.post("/query", response_model=list[ConclusionOut])
+async def query_conclusions(
+    workspace_id: str, body: ConclusionQuery, svc: Svc, request: Request
+) -> list[ConclusionOut]:
+    """Semantic search inside one (observer_id, observed_id) representation."""
+    memory: MemoryAdapters | None = request.app.state.memory
+    if memory is None:
+        raise ApiError(503, "semantic search needs the vector index (set QDRANT_URL)")
+    filters = dict(body.filters or {})
+    observer, observed = filters.pop("observer_id", None), filters.pop("observed_id", None)
+    if not isinstance(observer, str) or not isinstance(observed, str):
+        raise ApiError(
+            422, "filters: observer_id and observed_id are required (a query is always scoped)",
+            "filters.observer_id",
+        )  # fmt: skip
+    raw_levels = filters.pop("level", None)
+    levels: list[Level] | None = None
+    if raw_levels is not None:
+        asked = [raw_levels] if isinstance(raw_levels, str) else raw_levels
+        if not isinstance(asked, list) or any(lv not in LEVELS for lv in asked):
+            raise ApiError(422, f"filters.level: one of {sorted(LEVELS)}", "filters.level")
+        levels = [lv for lv in LEVELS if lv in asked]
+    session = filters.pop("session_id", None)
+    if filters:
+        raise ApiError(422, f"filters.{next(iter(filters))}: not supported in a query", "filters")
+    vector = (await memory.embedder.embed([body.query]))[0]
+    hits = await memory.index.search(
+        vector, Scope(workspace_id, observer, observed), limit=body.top_k,
+        filters=SearchFilters.of(
+            levels=levels,
+            session_id=session if isinstance(session, str) else None,
+        ),
+        max_distance=body.distance,
+    )  # fmt: skip
+    rows = await svc.store.all(
+        f"SELECT * FROM observations WHERE {LIVE} AND id = ANY(%s)",
+        (workspace_id, [h.id for h in hits]),
+    )
+    by_id = {r["id"]: r for r in rows}
+    return [view(by_id[h.id]) for h in hits if h.id in by_id]
+
+
+@router.get("/{conclusion_id}", response_model=ConclusionOut)
+async def get_conclusion(workspace_id: str, conclusion_id: str, svc: Svc) -> ConclusionOut:
+    """One live conclusion."""
+    row = await svc.store.one(
+        f"SELECT * FROM observations WHERE {LIVE} AND id = %s", (workspace_id, conclusion_id)
+    )
+    if row is None:
+        raise ApiError(404, f"conclusion {conclusion_id!r} not found", "conclusion_id")
+    return view(row)
+
+
+@router.delete("/{conclusion_id}", status_code=204)
+async def delete_conclusion(workspace_id: str, conclusion_id: str, svc: Svc) -> None:
+    """Remove a conclusion from its representation; the log keeps it, with the reason."""
+    row = await svc.store.one(
+        f"SELECT observer, observed FROM observations WHERE {LIVE} AND id = %s",
+        (workspace_id, conclusion_id),
+    )
+    if row is None:
+        raise ApiError(404, f"conclusion {conclusion_id!r} not found", "conclusion_id")
+    await svc.bus.send(
+        workspace_id,
+        c.DeleteConclusion(
+            conclusion_id=conclusion_id, observer_id=row["observer"], observed_id=row["observed"]
+        ),
+        memory=True,
+    )

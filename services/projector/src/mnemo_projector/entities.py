@@ -1,0 +1,26 @@
+"""The entity and message read models (workspaces, peers, sessions, members, messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg import AsyncConnection
+
+from mnemo_projector.domain import apply_batch
+from mnemo_projector.tables import PROJECTION, create_tables
+from mnemo_schema import subjects
+from mnemo_schema.events import Event
+
+
+class EntityProjection:
+    """Every event of the log; ignores memory events but still advances past them."""
+
+    name = PROJECTION
+    filter_subject = subjects.EVENT_SUBJECTS
+    applied_subject = subjects.PROJECTOR_APPLIED
+
+    async def setup(self, conn: AsyncConnection) -> None:
+        await create_tables(conn)
+
+    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        await apply_batch(conn, batch)

@@ -1,0 +1,200 @@
+"""The memory read model: observations and provenance in Postgres, their vectors in the index.
+
+Each observation is embedded once, when projected; a replay re-embeds, which is how a new
+embedding model takes over. Exact duplicates (same normalised text, level and representation) and
+near duplicates (cosine distance under ``near_distance``) raise ``times_derived`` of the kept
+observation instead of adding a row, and the duplicate's id becomes an alias of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from mnemo_runtime.embeddings import Embedder
+from mnemo_runtime.logging import get_logger
+from mnemo_runtime.memory.rules import content_key
+from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.memory.tables import MEMORY_PROJECTION, create_memory_tables
+from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
+from mnemo_schema import subjects
+from mnemo_schema.events import Event
+from mnemo_schema.observations import ObservationDeleted, ObservationWritten
+
+log = get_logger("mnemo.projector.memory")
+
+
+@dataclass
+class _Batch:
+    points: list[VectorPoint] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    # canonical id -> (scope, level, vector) of observations kept earlier in this batch
+    kept: dict[str, tuple[Scope, str, Any]] = field(default_factory=dict)
+
+
+class MemoryProjection:
+    """Projects ObservationWritten / ObservationDeleted."""
+
+    name = MEMORY_PROJECTION
+    filter_subject = subjects.OBSERVATION_FILTER
+    applied_subject = subjects.MEMORY_PROJECTION_APPLIED
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        index: VectorIndex,
+        store: RepresentationStore,
+        near_distance: float = 0.05,
+    ) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._store = store
+        self._near = near_distance
+
+    async def setup(self, conn: AsyncConnection) -> None:
+        await create_memory_tables(conn)
+        await self._index.ensure(self._embedder.dimension, self._embedder.model_name)
+
+    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
+        verdicts = await self._store.check([e for _, e in written])
+        vectors = await self._embedder.embed([e.content for _, e in written])
+        by_event = {
+            id(e): (v, vec) for (_, e), v, vec in zip(written, verdicts, vectors, strict=True)
+        }
+        work = _Batch()
+        for seq, event in batch:
+            if isinstance(event, ObservationWritten):
+                verdict, vector = by_event[id(event)]
+                if verdict is not None:
+                    await _reject(conn, seq, event, str(verdict))
+                    continue
+                await self._write(conn, seq, event, vector, work)
+            elif isinstance(event, ObservationDeleted):
+                await self._delete(conn, event, work)
+        # The index is not transactional: write it before the commit, idempotently by id, so a
+        # rolled-back batch only leaves points that the replay rewrites (and reads filter by row).
+        if work.points:
+            await self._index.upsert(work.points)
+        if work.deleted:
+            await self._index.delete(work.deleted)
+
+    async def _write(
+        self, conn: AsyncConnection, seq: int, e: ObservationWritten, vector: Any, work: _Batch
+    ) -> None:
+        scope = Scope(e.workspace, e.observer, e.observed)
+        cur = await conn.execute(
+            "SELECT 1 FROM observations WHERE workspace = %s AND id = %s UNION ALL"
+            " SELECT 1 FROM observation_aliases WHERE workspace = %s AND alias_id = %s",
+            (e.workspace, e.observation_id, e.workspace, e.observation_id),
+        )
+        if await cur.fetchone() is not None:
+            return  # the same observation again (a redelivered message): nothing new
+        same = await self._duplicate_of(conn, e, scope, vector, work)
+        if same is not None:
+            await conn.execute(
+                "UPDATE observations SET times_derived = times_derived + 1"
+                " WHERE workspace = %s AND id = %s",
+                (e.workspace, same),
+            )
+            await conn.execute(
+                "INSERT INTO observation_aliases (workspace, alias_id, canonical_id)"
+                " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (e.workspace, e.observation_id, same),
+            )
+            return
+        premises = (
+            list((await self._store.resolve(scope, e.premise_ids)).values())
+            if e.premise_ids
+            else []
+        )
+        premises = sorted(set(premises) | {p for p in e.premise_ids if p in work.kept})
+        cur = await conn.execute(
+            "INSERT INTO observations (workspace, id, observer, observed, session_id, level, content,"
+            " content_key, source_message_ids, source_span, premise_ids, confidence, pattern_type,"
+            " origin, observed_at, created_at, seq, embedding_model, embedding_dim)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (e.workspace, e.observation_id, e.observer, e.observed, e.session_id, e.level,
+             e.content, content_key(e.content), e.source_message_ids, e.source_span, premises,
+             e.confidence, e.pattern_type, e.origin, e.observed_at, e.occurred_at, seq,
+             self._embedder.model_name, self._embedder.dimension),
+        )  # fmt: skip
+        if cur.rowcount != 1:
+            return  # already projected (a replayed batch)
+        edges = [("message", m) for m in e.source_message_ids] + [
+            ("observation", p) for p in premises
+        ]
+        if edges:
+            async with conn.cursor() as c:
+                await c.executemany(
+                    "INSERT INTO observation_sources (workspace, observation_id, source_kind,"
+                    " source_id) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    [(e.workspace, e.observation_id, kind, sid) for kind, sid in edges],
+                )
+        payload = ObservationPayload(
+            workspace=e.workspace, observer=e.observer, observed=e.observed, level=e.level,
+            created_at=(e.observed_at or e.occurred_at).timestamp(), session_id=e.session_id,
+        )  # fmt: skip
+        work.points.append(VectorPoint(e.observation_id, vector, payload))
+        work.kept[e.observation_id] = (scope, e.level, vector)
+
+    async def _duplicate_of(
+        self, conn: AsyncConnection, e: ObservationWritten, scope: Scope, vector: Any, work: _Batch
+    ) -> str | None:
+        cur = await conn.execute(
+            "SELECT id FROM observations WHERE workspace = %s AND observer = %s AND observed = %s"
+            " AND level = %s AND content_key = %s AND deleted_at IS NULL",
+            (e.workspace, e.observer, e.observed, e.level, content_key(e.content)),
+        )
+        row = await cur.fetchone()
+        if row is not None:
+            return str(row["id"])  # type: ignore[call-overload]
+        for oid, (s, level, v) in work.kept.items():
+            if s == scope and level == e.level and 1.0 - float(np.dot(v, vector)) <= self._near:
+                return oid
+        hits = await self._index.search(
+            vector, scope, limit=3, filters=SearchFilters.of(levels=[e.level]),
+            max_distance=self._near,
+        )  # fmt: skip
+        for hit in hits:
+            cur = await conn.execute(
+                "SELECT 1 FROM observations WHERE workspace = %s AND id = %s AND deleted_at IS NULL",
+                (e.workspace, hit.id),
+            )
+            if await cur.fetchone() is not None:
+                return hit.id
+        return None
+
+    async def _delete(self, conn: AsyncConnection, e: ObservationDeleted, work: _Batch) -> None:
+        scope = Scope(e.workspace, e.observer, e.observed)
+        canonical = (await self._store.resolve(scope, [e.observation_id])).get(
+            e.observation_id, e.observation_id
+        )
+        await conn.execute(
+            "UPDATE observations SET deleted_at = %s, delete_reason = %s"
+            " WHERE workspace = %s AND id = %s AND observer = %s AND observed = %s"
+            " AND deleted_at IS NULL",
+            (e.occurred_at, e.reason, e.workspace, canonical, e.observer, e.observed),
+        )
+        # Beliefs resting on a deleted observation are re-examined by the next dream.
+        await conn.execute(
+            "UPDATE observations SET needs_review = true WHERE workspace = %s AND deleted_at IS NULL"
+            " AND id IN (SELECT observation_id FROM observation_sources WHERE workspace = %s"
+            " AND source_kind = 'observation' AND source_id = %s)",
+            (e.workspace, e.workspace, canonical),
+        )
+        work.deleted.append(canonical)
+
+
+async def _reject(conn: AsyncConnection, seq: int, e: ObservationWritten, reason: str) -> None:
+    log.warning("memory.rejected", observation=e.observation_id, reason=reason)
+    await conn.execute(
+        "INSERT INTO observation_rejections (workspace, id, seq, reason) VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING",
+        (e.workspace, e.observation_id, seq, reason),
+    )
