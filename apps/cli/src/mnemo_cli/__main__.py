@@ -13,7 +13,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mnemo", description="Memory infrastructure for AI agents.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run services in this process (default: all)")
-    s.add_argument("--components", default="projector,ingest,gateway")
+    s.add_argument("--components", default="projector,ingest,deriver,gateway")
     sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
     sub.add_parser("down", help="stop what `mnemo up` started")
     sub.add_parser("status", help="show what runs")
@@ -24,6 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench-perf", help="throughput and latency benchmarks; prints a table")
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
+    b.add_argument("--vectors", type=int, default=100_000, help="observations in the search bench")
     return p
 
 
@@ -52,7 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "bench-perf":
         from mnemo_cli.bench_perf import bench
 
-        asyncio.run(bench(settings, seconds=args.seconds, clients=args.clients))
+        asyncio.run(
+            bench(settings, seconds=args.seconds, clients=args.clients, vectors=args.vectors)
+        )
     else:  # pragma: no cover - argparse guards this
         sys.exit(2)
 

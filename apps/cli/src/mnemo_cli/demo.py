@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-from honcho import Honcho
+from honcho import Honcho, Peer
 from honcho.api_types import MessageCreateParams
 
 from mnemo_cli.local import gateway_url
@@ -56,3 +56,32 @@ def demo(conversation: str, max_sessions: int) -> None:
     print("\nPeers:", ", ".join(p.id for p in honcho.peers()))
     print("Sessions:", ", ".join(s.id for s in honcho.sessions()))
     print(f"{a.id} is in {len(list(a.sessions()))} sessions")
+    _show_memory(honcho, a, b)
+
+
+def _show_memory(honcho: Honcho, *peers: Peer) -> None:
+    print(
+        "\nWaiting for memory to form (deriver: the local heuristic reasoner unless a model is set)"
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        status = honcho.queue_status()
+        if not status.pending_work_units and not status.in_progress_work_units:
+            break
+        print(
+            f"  {status.completed_work_units}/{status.total_work_units} work units done", end="\r"
+        )
+        time.sleep(0.5)
+    print(f"  {status.completed_work_units}/{status.total_work_units} work units done")
+    for peer in peers:
+        facts = peer.conclusions.list(size=100)
+        print(f"\nWhat Mnemo knows about {peer.id} ({facts.total} observations), first five:")
+        for f in facts.items[:5]:
+            print(f"  - {f.content}")
+    for peer, question in (
+        (peers[0], "Where did she go for support?"),
+        (peers[1], "What does she do to relax?"),
+    ):
+        print(f"\nAsked about {peer.id}: {question!r} -> nearest observations:")
+        for hit in peer.conclusions.query(question, top_k=3):
+            print(f"  - {hit.content}")

@@ -14,18 +14,22 @@ from collections.abc import Sequence
 import uvicorn
 from faststream.nats import NatsBroker
 
+from mnemo_deriver.app import run as run_deriver
+from mnemo_deriver.settings import DeriverSettings
 from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_ingest.app import build_app as build_ingest
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
+from mnemo_projector.app import build_memory
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
+from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 
-ALL = ("projector", "ingest", "gateway")
+ALL = ("projector", "ingest", "deriver", "gateway")
 log = get_logger("mnemo.serve")
 
 
@@ -45,18 +49,32 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     tasks: list[asyncio.Task[None]] = []
     broker: NatsBroker | None = None
     server: uvicorn.Server | None = None
+    memory_settings = MemorySettings()
+    memory = await open_memory(memory_settings, infra_settings.state_dir.resolve())
     try:
-        projector = build_projector(ProjectorSettings(), infra.nc, infra.js, infra.pool)
+        ps = ProjectorSettings()
+        projector = build_projector(ps, infra.nc, infra.js, infra.pool)
         await projector.setup()
+        memory_projector = build_memory(
+            ps, infra.nc, infra.js, infra.pool, memory,
+            near_distance=memory_settings.near_duplicate_distance,
+        )  # fmt: skip
+        await memory_projector.setup()
         if "projector" in components:
             tasks.append(asyncio.create_task(projector.run(stop)))
+            if ps.memory:
+                tasks.append(asyncio.create_task(memory_projector.run(stop)))
+        if "deriver" in components:
+            tasks.append(
+                asyncio.create_task(run_deriver(DeriverSettings(), infra.js, infra.pool, stop))
+            )
         if "ingest" in components:
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
             await broker.start()
         if "gateway" in components:
             gs = GatewaySettings()
-            app = build_gateway(gs, infra.nc, infra.pool)
+            app = build_gateway(gs, infra.nc, infra.pool, memory)
             config = uvicorn.Config(
                 app, host=gs.host, port=gs.port, log_level="warning", access_log=False,
                 lifespan="on", loop="none", http="httptools",
@@ -74,4 +92,5 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             await asyncio.wait(tasks, timeout=10)
         if broker is not None:
             await broker.stop()
+        await memory.close()
         await infra.close()

@@ -1,0 +1,70 @@
+"""Memory benchmarks: freshness through the whole write path, embedding throughput, vector search."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from mnemo_runtime.embeddings import MiniLMEmbedder
+from mnemo_runtime.embeddings.bench import bench_embedding_throughput
+from mnemo_runtime.vectors import EdgeVectorIndex
+from mnemo_runtime.vectors.bench import bench_filtered_search
+
+FACTS = [
+    "I adopted a rescue dog named {n} last spring.",
+    "My sister {n} is moving to Berlin for her new job.",
+    "I have been learning to play the cello for {n} months.",
+    "I started working as a nurse at the clinic on {n} Street.",
+    "My favourite food is the {n} curry my grandmother makes.",
+]
+
+
+async def freshness(http: httpx.AsyncClient, samples: int = 40) -> dict[str, float]:
+    """Message accepted -> an observation from it is returned by a scoped semantic query."""
+    ws = f"fresh-{uuid.uuid4().hex[:8]}"
+    (await http.post("/v3/workspaces", json={"id": ws})).raise_for_status()
+    (await http.post(f"/v3/workspaces/{ws}/sessions", json={"id": "s"})).raise_for_status()
+    lat: list[float] = []
+    for i in range(samples):
+        word = f"Zed{i}x"
+        text = FACTS[i % len(FACTS)].format(n=word)
+        body = {"messages": [{"peer_id": "user", "content": text}]}
+        t0 = time.perf_counter()
+        (await http.post(f"/v3/workspaces/{ws}/sessions/s/messages", json=body)).raise_for_status()
+        query = {
+            "query": text, "top_k": 3,
+            "filters": {"observer_id": "user", "observed_id": "user"},
+        }  # fmt: skip
+        deadline = t0 + 30
+        while time.perf_counter() < deadline:
+            r = await http.post(f"/v3/workspaces/{ws}/conclusions/query", json=query)
+            if any(word in c["content"] for c in r.json()):
+                lat.append((time.perf_counter() - t0) * 1000)
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise RuntimeError(f"no observation from {text!r} within 30s")
+    q = statistics.quantiles(lat, n=100)
+    return {"samples": len(lat), "p50_ms": q[49], "p99_ms": q[98]}
+
+
+async def embedding_throughput(n: int = 2000) -> float:
+    """Sentences per second through the local MiniLM embedder."""
+    report = await bench_embedding_throughput(MiniLMEmbedder(), n=n)
+    return float(report["sentences_per_s"])
+
+
+async def vector_search(n: int = 100_000) -> dict[str, float]:
+    """Filtered search latency on the embedded index at ``n`` observations."""
+    with tempfile.TemporaryDirectory() as folder:
+        index = EdgeVectorIndex(Path(folder))
+        try:
+            return await bench_filtered_search(index, n=n)
+        finally:
+            await index.close()

@@ -1,0 +1,1 @@
+"""Adapters of the deriver's ports."""

@@ -1,0 +1,48 @@
+"""Composition root of the deriver."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nats.js import JetStreamContext
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_deriver.adapters.bus import JetStreamDeadLetters, consume
+from mnemo_deriver.adapters.progress import PgProgress, create_progress_table
+from mnemo_deriver.service import DeriverService
+from mnemo_deriver.settings import DeriverSettings
+from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.models import ChatModel, Stage, UsageLedger
+from mnemo_runtime.models.config import ModelSettings, build_model
+from mnemo_runtime.models.local import LocalReasoner
+
+
+def build_deriver_model(ledger: UsageLedger | None = None) -> ChatModel:
+    """The configured deriver model; the local heuristic reasoner when no provider key is set."""
+    return build_model(
+        Stage.DERIVER, ModelSettings(), local_factory=lambda _stage: LocalReasoner(), ledger=ledger
+    )
+
+
+async def run(
+    settings: DeriverSettings,
+    js: JetStreamContext,
+    pool: AsyncConnectionPool,
+    stop: asyncio.Event,
+    model: ChatModel | None = None,
+) -> None:
+    """Run the deriver until ``stop``."""
+    dead = JetStreamDeadLetters(js)
+    await dead.ensure()
+    async with pool.connection() as conn:
+        await create_progress_table(conn)
+    service = DeriverService(
+        settings,
+        model or build_deriver_model(),
+        EventPublisher(js),
+        RepresentationStore(pool),
+        dead,
+        PgProgress(pool),
+    )
+    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s)

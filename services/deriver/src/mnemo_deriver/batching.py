@@ -1,0 +1,72 @@
+"""Batching rules, per representation: token target, idle debounce, maximum age. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mnemo_schema.events import MessagePosted
+
+
+@dataclass(frozen=True)
+class RepKey:
+    workspace: str
+    observer: str
+    observed: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """One message for one representation, with the turn before it if another peer spoke it."""
+
+    seq: int
+    message: MessagePosted
+    context: MessagePosted | None = None
+
+
+@dataclass
+class Batch:
+    key: RepKey
+    opened_at: float
+    last_added_at: float
+    items: list[Item] = field(default_factory=list)
+    tokens: int = 0
+
+
+class Batcher:
+    """Holds open batches; hands back the ones whose flush rule fired."""
+
+    def __init__(self, token_target: int, idle_s: float, max_age_s: float) -> None:
+        self.token_target = token_target
+        self.idle_s = idle_s
+        self.max_age_s = max_age_s
+        self._open: dict[RepKey, Batch] = {}
+
+    def add(self, key: RepKey, item: Item, now: float) -> Batch | None:
+        """Add ``item``; the batch if it reached the token target (it is then closed)."""
+        batch = self._open.get(key)
+        if batch is None:
+            batch = self._open[key] = Batch(key, opened_at=now, last_added_at=now)
+        batch.items.append(item)
+        batch.tokens += item.message.token_count + (item.context.token_count if item.context else 0)
+        batch.last_added_at = now
+        if batch.tokens >= self.token_target:
+            return self._open.pop(key)
+        return None
+
+    def due(self, now: float) -> list[Batch]:
+        """Close and return the batches idle for ``idle_s`` or open for ``max_age_s``."""
+        ready = [
+            k
+            for k, b in self._open.items()
+            if now - b.last_added_at >= self.idle_s or now - b.opened_at >= self.max_age_s
+        ]
+        return [self._open.pop(k) for k in ready]
+
+    def drain(self) -> list[Batch]:
+        """Close and return every open batch."""
+        out = list(self._open.values())
+        self._open.clear()
+        return out
+
+    def __len__(self) -> int:
+        return len(self._open)

@@ -1,0 +1,192 @@
+"""Deliveries in, batches through the model, observations out; acknowledgements last.
+
+A delivered message is acknowledged only once every representation it feeds has its batch
+processed (or parked as a dead letter). A model outage hands the message back for redelivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
+from mnemo_deriver.domain import observations, prepare, request
+from mnemo_deriver.ports import DeadLetters, Grounding, ObservationLog, Progress
+from mnemo_deriver.settings import DeriverSettings
+from mnemo_runtime.deriver_contract import DeriverOutput
+from mnemo_runtime.logging import get_logger
+from mnemo_runtime.models import ChatModel, MalformedOutput, structured
+from mnemo_runtime.tracing import extract_context, tracer
+from mnemo_schema.events import MessagePosted
+
+log = get_logger("mnemo.deriver")
+_tracer = tracer("mnemo.deriver")
+
+
+@dataclass
+class Delivery:
+    """One delivered message and how to settle it with the bus."""
+
+    seq: int
+    event: MessagePosted
+    ack: Callable[[], Awaitable[None]]
+    nak: Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class _Pending:
+    delivery: Delivery
+    remaining: int
+    failed: bool = False
+
+
+Unit = tuple[str, str, str, str]
+
+
+def _units(batch: Batch) -> dict[Unit, int]:
+    k = batch.key
+    return dict(
+        Counter((k.workspace, i.message.session_id, k.observer, k.observed) for i in batch.items)
+    )
+
+
+class DeriverService:
+    def __init__(
+        self,
+        settings: DeriverSettings,
+        model: ChatModel,
+        log_: ObservationLog,
+        grounding: Grounding,
+        dead_letters: DeadLetters,
+        progress: Progress,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._s = settings
+        self._model = model
+        self._log = log_
+        self._grounding = grounding
+        self._dead = dead_letters
+        self._progress = progress
+        self._clock = clock
+        self.batcher = Batcher(settings.token_target, settings.idle_s, settings.max_age_s)
+        self._pending: dict[int, _Pending] = {}
+        # The last message of each session, so a batch can show the turn before each message.
+        self._last: dict[tuple[str, str], MessagePosted] = {}
+        self._work: set[asyncio.Task[None]] = set()
+
+    async def deliver(self, deliveries: list[Delivery]) -> None:
+        """Take delivered messages into their representations' batches."""
+        started: Counter[Unit] = Counter()
+        full: list[Batch] = []
+        now = self._clock()
+        for d in deliveries:
+            e = d.event
+            prev = self._last.get((e.workspace, e.session_id))
+            self._last[(e.workspace, e.session_id)] = e
+            context = prev if prev is not None and prev.peer_id != e.peer_id else None
+            if not e.representations or d.seq in self._pending:
+                if not e.representations:
+                    await d.ack()
+                continue
+            self._pending[d.seq] = _Pending(d, remaining=len(e.representations))
+            for rep in e.representations:
+                key = RepKey(e.workspace, rep.observer, rep.observed)
+                started[(e.workspace, e.session_id, rep.observer, rep.observed)] += 1
+                batch = self.batcher.add(key, Item(d.seq, e, context), now)
+                if batch is not None:
+                    full.append(batch)
+        if started:
+            await self._progress.started(dict(started))
+        for batch in full:
+            self._spawn(batch)
+
+    def tick(self) -> int:
+        """Start the batches whose idle or age rule fired; how many started."""
+        due = self.batcher.due(self._clock())
+        for batch in due:
+            self._spawn(batch)
+        return len(due)
+
+    async def flush(self) -> None:
+        """Process every open batch and wait for all work in flight."""
+        for batch in self.batcher.drain():
+            self._spawn(batch)
+        while self._work:
+            await asyncio.gather(*list(self._work))
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._work) + len(self.batcher)
+
+    def _spawn(self, batch: Batch) -> None:
+        task = asyncio.create_task(self.process(batch))
+        self._work.add(task)
+        task.add_done_callback(self._work.discard)
+
+    async def process(self, batch: Batch) -> None:
+        """One model call for one batch; publish what is grounded; settle the messages."""
+        first = batch.items[0].message
+        with _tracer.start_as_current_span(
+            "deriver.batch",
+            context=extract_context(first.trace),
+            attributes={"messages": len(batch.items), "observer": batch.key.observer,
+                        "observed": batch.key.observed},
+        ):  # fmt: skip
+            try:
+                prepared = prepare(batch)
+                output = await structured(
+                    self._model, request(prepared, self._s.max_output_tokens), DeriverOutput,
+                    attempts=self._s.structured_attempts,
+                )  # fmt: skip
+                events, dropped = observations(batch, prepared, output)
+                for d in dropped:
+                    log.info("deriver.dropped", reason=d.reason, observer=batch.key.observer)
+                verdicts = await self._grounding.check(events)
+                accepted = [e for e, v in zip(events, verdicts, strict=True) if v is None]
+                for e, v in zip(events, verdicts, strict=True):
+                    if v is not None:
+                        log.warning("deriver.rejected", observation=e.observation_id, reason=str(v))
+                last_seq = max(await self._log.publish(accepted)) if accepted else 0
+            except MalformedOutput as err:
+                last_seq = 0
+                await self._dead.park(
+                    f"malformed model output: {err}",
+                    {"workspace": batch.key.workspace, "observer": batch.key.observer,
+                     "observed": batch.key.observed,
+                     "message_ids": [i.message.message_id for i in batch.items]},
+                )  # fmt: skip
+            except Exception as err:
+                log.warning("deriver.retry_later", error=repr(err), observer=batch.key.observer)
+                await self._requeue(batch)
+                return
+        await self._settle(batch, last_seq)
+
+    async def _settle(self, batch: Batch, last_seq: int) -> None:
+        for item in batch.items:
+            p = self._pending.get(item.seq)
+            if p is None:
+                continue
+            p.remaining -= 1
+            if p.remaining == 0:
+                del self._pending[item.seq]
+                if not p.failed:
+                    await p.delivery.ack()
+        await self._progress.finished(_units(batch), last_seq)
+
+    async def _requeue(self, batch: Batch) -> None:
+        # The message comes back whole: every representation it feeds is derived again, and the
+        # derived ids make the repeats harmless.
+        for item in batch.items:
+            p = self._pending.get(item.seq)
+            if p is None:
+                continue
+            if not p.failed:
+                p.failed = True
+                await p.delivery.nak(self._s.retry_delay_s)
+            p.remaining -= 1
+            if p.remaining == 0:
+                del self._pending[item.seq]
+        await self._progress.requeued(_units(batch))

@@ -1,0 +1,23 @@
+"""Deriver settings (env prefix MNEMO_DERIVER_)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class DeriverSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MNEMO_DERIVER_", extra="ignore")
+
+    # A batch is flushed when its messages reach this many tokens...
+    token_target: int = Field(default=1024, ge=1)
+    # ...or when no message joined it for this long (a short chat is processed in about a second)...
+    idle_s: float = Field(default=0.25, gt=0)
+    # ...or when its first message has waited this long, however busy the conversation is.
+    max_age_s: float = Field(default=2.0, gt=0)
+    fetch_batch: int = Field(default=256, ge=1)
+    max_output_tokens: int = 4096
+    structured_attempts: int = Field(default=3, ge=1)
+    # Redelivery delay after a model outage: the work waits, it is never dropped.
+    retry_delay_s: float = 5.0
+    ack_wait_s: float = 120.0

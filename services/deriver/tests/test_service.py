@@ -1,0 +1,184 @@
+"""The deriver service with fakes at its ports: what is published, acked, requeued, parked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import pytest
+
+from mnemo_deriver.service import Delivery, DeriverService
+from mnemo_deriver.settings import DeriverSettings
+from mnemo_runtime.deriver_contract import parse_batch
+from mnemo_runtime.memory.rules import Rejected
+from mnemo_runtime.models import ModelRequest, ModelUnavailable
+from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
+from mnemo_schema.events import Envelope, MessagePosted, Representation
+from mnemo_schema.observations import ObservationWritten
+
+
+class Log:
+    def __init__(self) -> None:
+        self.events: list[Envelope] = []
+
+    async def publish(self, events: Sequence[Envelope]) -> list[int]:
+        self.events.extend(events)
+        return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
+
+
+class Grounding:
+    async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
+        return [None for _ in events]
+
+
+class Dead:
+    def __init__(self) -> None:
+        self.parked: list[tuple[str, dict[str, object]]] = []
+
+    async def park(self, reason: str, payload: dict[str, object]) -> None:
+        self.parked.append((reason, payload))
+
+
+class Progress:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def started(self, units: dict[tuple[str, str, str, str], int]) -> None:
+        self.calls.append("started")
+
+    async def finished(
+        self, units: dict[tuple[str, str, str, str], int], last_seq: int = 0
+    ) -> None:
+        self.calls.append("finished")
+
+    async def requeued(self, units: dict[tuple[str, str, str, str], int]) -> None:
+        self.calls.append("requeued")
+
+
+class Settled:
+    def __init__(self) -> None:
+        self.acked: list[int] = []
+        self.naked: list[int] = []
+
+    def delivery(self, seq: int, event: MessagePosted) -> Delivery:
+        async def ack() -> None:
+            self.acked.append(seq)
+
+        async def nak(delay: float) -> None:
+            self.naked.append(seq)
+
+        return Delivery(seq, event, ack, nak)
+
+
+def posted(i: int, peer: str, text: str, reps: list[tuple[str, str]]) -> MessagePosted:
+    return MessagePosted(
+        workspace="w", session_id="s", message_id=f"m{i}", peer_id=peer, content=text,
+        metadata={}, created_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC), token_count=12,
+        representations=[Representation(observer=o, observed=d) for o, d in reps],
+    )  # fmt: skip
+
+
+def service(model, **kw):
+    parts = {"log": Log(), "dead": Dead(), "progress": Progress()}
+    svc = DeriverService(
+        DeriverSettings(structured_attempts=2, **kw), model, parts["log"], Grounding(),
+        parts["dead"], parts["progress"],
+    )  # fmt: skip
+    return svc, parts
+
+
+async def test_local_reasoner_observations_are_published_then_messages_acked():
+    svc, parts = service(LocalReasoner())
+    s = Settled()
+    await svc.deliver(
+        [
+            s.delivery(1, posted(1, "bob", "How was your week?", [("bob", "bob")])),
+            s.delivery(2, posted(2, "alice", "I adopted a puppy named Rex yesterday.",
+                                 [("alice", "alice"), ("bob", "alice")])),
+        ]
+    )  # fmt: skip
+    assert s.acked == []  # nothing is acknowledged before its batches are done
+    await svc.flush()
+    facts = {(e.observer, e.content) for e in parts["log"].events}
+    assert ("alice", "Alice adopted a puppy named Rex on 7 May 2023.") in facts
+    assert ("bob", "Alice adopted a puppy named Rex on 7 May 2023.") in facts
+    assert sorted(s.acked) == [1, 2]
+    assert parts["progress"].calls.count("finished") == 3
+
+
+async def test_a_batch_shows_the_preceding_turn_of_another_speaker_as_context():
+    seen: list[str] = []
+
+    def answer(request: ModelRequest):
+        seen.append(request.messages[0].text())
+        return tool_reply("record_observations", {"observations": []})
+
+    svc, _ = service(ScriptedModel(otherwise=answer))
+    s = Settled()
+    await svc.deliver(
+        [
+            s.delivery(1, posted(1, "bob", "Where do you live now?", [("bob", "bob")])),
+            s.delivery(2, posted(2, "alice", "Lisbon, since March.", [("alice", "alice")])),
+        ]
+    )
+    await svc.flush()
+    target, messages = parse_batch(next(t for t in seen if '"alice"' in t.split("\n")[0]))
+    assert target == "alice"
+    assert [(m.peer_id, m.is_context) for m in messages] == [("bob", True), ("alice", False)]
+
+
+async def test_a_model_outage_hands_the_message_back_and_publishes_nothing():
+    svc, parts = service(ScriptedModel(ModelUnavailable("overloaded", attempts=4)))
+    s = Settled()
+    await svc.deliver([s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
+    await svc.flush()
+    assert parts["log"].events == [] and s.acked == [] and s.naked == [7]
+    assert parts["progress"].calls == ["started", "requeued"]
+
+
+async def test_malformed_output_is_retried_then_parked_with_the_reason():
+    bad = tool_reply("record_observations", {"facts": "not the schema"})
+    svc, parts = service(ScriptedModel(bad, bad, text_reply("still no tool call")))
+    s = Settled()
+    await svc.deliver([s.delivery(3, posted(3, "a", "I love jazz.", [("a", "a")]))])
+    await svc.flush()
+    assert parts["log"].events == []
+    ((reason, payload),) = parts["dead"].parked
+    assert "malformed" in reason and payload["message_ids"] == ["m3"]
+    assert s.acked == [3]  # parked, not silently dropped: the dead letter holds it
+
+
+@pytest.mark.parametrize(
+    ("observation", "why"),
+    [
+        ({"fact": "Bob lives in Lisbon.", "source_message_index": 0, "source_span": "Where do you live now?"}, "context"),
+        ({"fact": "Alice lives in Paris.", "source_message_index": 1, "source_span": "Paris, since March."}, "span"),
+        ({"fact": "Alice lives in Lisbon.", "source_message_index": 9, "source_span": "Lisbon"}, "index"),
+    ],
+)  # fmt: skip
+async def test_ungrounded_or_misattributed_observations_are_dropped(observation, why):
+    reply = tool_reply("record_observations", {"observations": [observation]})
+    svc, parts = service(ScriptedModel(lambda r: reply, lambda r: reply))
+    s = Settled()
+    await svc.deliver(
+        [
+            s.delivery(1, posted(1, "bob", "Where do you live now?", [])),
+            s.delivery(2, posted(2, "alice", "Lisbon, since March.", [("alice", "alice")])),
+        ]
+    )
+    await svc.flush()
+    assert parts["log"].events == [], why
+
+
+async def test_redelivery_yields_the_same_observation_ids():
+    runs = []
+    for _ in range(2):
+        svc, parts = service(LocalReasoner())
+        s = Settled()
+        await svc.deliver(
+            [s.delivery(1, posted(1, "a", "I moved to Lisbon last week.", [("a", "a")]))]
+        )
+        await svc.flush()
+        runs.append([(e.event_id, e.observation_id) for e in parts["log"].events])
+    assert runs[0] == runs[1] and runs[0]
