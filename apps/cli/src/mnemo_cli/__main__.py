@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread per process: the embedder parallelises by worker instead, and BLAS's own
+# threads contend with the event loop and with each other when several stages share the cores.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import asyncio
 import sys
@@ -13,7 +19,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mnemo", description="Memory infrastructure for AI agents.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run services in this process (default: all)")
-    s.add_argument("--components", default="projector,ingest,deriver,gateway")
+    s.add_argument(
+        "--components",
+        default=os.environ.get("MNEMO_COMPONENTS", "projector,ingest,deriver,gateway"),
+        help="comma-separated subset (env MNEMO_COMPONENTS)",
+    )
     sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
     sub.add_parser("down", help="stop what `mnemo up` started")
     sub.add_parser("status", help="show what runs")
@@ -25,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
     b.add_argument("--vectors", type=int, default=100_000, help="observations in the search bench")
+    b.add_argument("--write-path-only", action="store_true", help="skip the memory benchmarks")
     return p
 
 
@@ -54,7 +65,13 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_cli.bench_perf import bench
 
         asyncio.run(
-            bench(settings, seconds=args.seconds, clients=args.clients, vectors=args.vectors)
+            bench(
+                settings,
+                seconds=args.seconds,
+                clients=args.clients,
+                vectors=args.vectors,
+                memory=not args.write_path_only,
+            )
         )
     else:  # pragma: no cover - argparse guards this
         sys.exit(2)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread per process: the embedder parallelises by worker instead, and BLAS's own
+# threads contend with the event loop and with each other when several stages share the cores.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import asyncio
 import signal
 from collections.abc import Awaitable, Callable

@@ -3,7 +3,8 @@
 Each observation is embedded once, when projected; a replay re-embeds, which is how a new
 embedding model takes over. Exact duplicates (same normalised text, level and representation) and
 near duplicates (cosine distance under ``near_distance``) raise ``times_derived`` of the kept
-observation instead of adding a row, and the duplicate's id becomes an alias of it.
+observation instead of adding a row, and the duplicate's id becomes an alias of it. A near
+duplicate must also name the same names, numbers and dates.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from psycopg import AsyncConnection
 
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.memory.rules import content_key
+from mnemo_runtime.memory.rules import content_key, salient_tokens
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.tables import MEMORY_PROJECTION, create_memory_tables
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
@@ -32,8 +33,8 @@ log = get_logger("mnemo.projector.memory")
 class _Batch:
     points: list[VectorPoint] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    # canonical id -> (scope, level, vector) of observations kept earlier in this batch
-    kept: dict[str, tuple[Scope, str, Any]] = field(default_factory=dict)
+    # canonical id -> (scope, level, vector, salient tokens) of observations kept in this batch
+    kept: dict[str, tuple[Scope, str, Any, frozenset[str]]] = field(default_factory=dict)
 
 
 class MemoryProjection:
@@ -141,7 +142,7 @@ class MemoryProjection:
             created_at=(e.observed_at or e.occurred_at).timestamp(), session_id=e.session_id,
         )  # fmt: skip
         work.points.append(VectorPoint(e.observation_id, vector, payload))
-        work.kept[e.observation_id] = (scope, e.level, vector)
+        work.kept[e.observation_id] = (scope, e.level, vector, salient_tokens(e.content))
 
     async def _duplicate_of(
         self, conn: AsyncConnection, e: ObservationWritten, scope: Scope, vector: Any, work: _Batch
@@ -154,8 +155,10 @@ class MemoryProjection:
         row = await cur.fetchone()
         if row is not None:
             return str(row["id"])  # type: ignore[call-overload]
-        for oid, (s, level, v) in work.kept.items():
-            if s == scope and level == e.level and 1.0 - float(np.dot(v, vector)) <= self._near:
+        salient = salient_tokens(e.content)
+        for oid, (s, level, v, tokens) in work.kept.items():
+            close = 1.0 - float(np.dot(v, vector)) <= self._near
+            if s == scope and level == e.level and close and tokens == salient:
                 return oid
         hits = await self._index.search(
             vector, scope, limit=3, filters=SearchFilters.of(levels=[e.level]),
@@ -163,10 +166,12 @@ class MemoryProjection:
         )  # fmt: skip
         for hit in hits:
             cur = await conn.execute(
-                "SELECT 1 FROM observations WHERE workspace = %s AND id = %s AND deleted_at IS NULL",
+                "SELECT content FROM observations WHERE workspace = %s AND id = %s"
+                " AND deleted_at IS NULL",
                 (e.workspace, hit.id),
             )
-            if await cur.fetchone() is not None:
+            row = await cur.fetchone()
+            if row is not None and salient_tokens(row["content"]) == salient:  # type: ignore[call-overload]
                 return hit.id
         return None
 

@@ -28,3 +28,15 @@ def span_in_message(span: str, message: str) -> bool:
 
 class Rejected(ValueError):
     """An observation the store refuses, with the reason given back to the writer."""
+
+
+_SALIENT = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d[\w-]*)")
+
+
+def salient_tokens(text: str) -> frozenset[str]:
+    """Names, numbers and dates in ``text``: what two near-identical sentences must share.
+
+    Sentence embeddings barely move when one name or number changes ("Bob's sister is Anna" /
+    "... is Maria"), so similarity alone would merge different facts.
+    """
+    return frozenset(t.casefold() for t in _SALIENT.findall(unicodedata.normalize("NFKC", text)))

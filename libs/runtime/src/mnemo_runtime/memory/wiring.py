@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mnemo_runtime.embeddings import Embedder, build_embedder
+from mnemo_runtime.embeddings import Embedder, MiniLMEmbedder, build_embedder
 from mnemo_runtime.vectors import VectorIndex, build_vector_index
 
 
@@ -22,6 +22,8 @@ class MemorySettings(BaseSettings):
     qdrant_path: Path | None = None
     embedder: str = "minilm"
     near_duplicate_distance: float = Field(default=0.05, ge=0.0, le=1.0)
+    # Threads for the local embedder; numpy releases the GIL, so these use the other cores.
+    embed_workers: int = Field(default=2, ge=1)
 
 
 @dataclass
@@ -36,7 +38,11 @@ class MemoryAdapters:
 
 async def open_memory(settings: MemorySettings, state_dir: Path) -> MemoryAdapters:
     """The embedder and an index ready for its model and dimension."""
-    embedder = build_embedder(settings.embedder)
+    embedder: Embedder = (
+        MiniLMEmbedder(workers=settings.embed_workers)
+        if settings.embedder == "minilm"
+        else build_embedder(settings.embedder)
+    )
     path = settings.qdrant_path or (state_dir / "qdrant")
     path.mkdir(parents=True, exist_ok=True)
     index = build_vector_index(settings.qdrant_url, path)
