@@ -23,5 +23,7 @@ def test_salient_tokens_tell_apart_facts_that_embed_alike():
     a = salient_tokens("Bob's sister is Anna.")
     b = salient_tokens("Bob's sister is Maria.")
     assert a != b
-    assert salient_tokens("Caroline moved on 7 May 2023.") == salient_tokens("Caroline moved, 7 May 2023")
+    assert salient_tokens("Caroline moved on 7 May 2023.") == salient_tokens(
+        "Caroline moved, 7 May 2023"
+    )
     assert salient_tokens("She has 2 dogs") != salient_tokens("She has 3 dogs")
