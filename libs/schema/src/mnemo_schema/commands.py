@@ -167,6 +167,15 @@ class DeleteConclusion(_Command):
     reason: str = "deleted through the API"
 
 
+class SetPeerCard(_Command):
+    """Replace the peer card of the (observer_id, observed_id) representation."""
+
+    kind: Literal["set_peer_card"] = "set_peer_card"
+    observer_id: EntityId
+    observed_id: EntityId
+    card: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(max_length=40)
+
+
 Command = Annotated[
     EnsureWorkspace
     | UpdateWorkspace
@@ -182,7 +191,8 @@ Command = Annotated[
     | PostMessages
     | UpdateMessageMetadata
     | CreateConclusions
-    | DeleteConclusion,
+    | DeleteConclusion
+    | SetPeerCard,
     Field(discriminator="kind"),
 ]
 

@@ -14,7 +14,8 @@ from mnemo_schema import subjects
 from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfiguration
 from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.ids import EntityId, Metadata
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten
+from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.summaries import SummaryUpdated
 
 
 class WorkspaceCreated(Envelope):
@@ -172,7 +173,9 @@ Event = Annotated[
     | MessagePosted
     | MessageMetadataUpdated
     | ObservationWritten
-    | ObservationDeleted,
+    | ObservationDeleted
+    | PeerCardUpdated
+    | SummaryUpdated,
     Field(discriminator="type"),
 ]
 

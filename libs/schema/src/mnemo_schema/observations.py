@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -55,6 +55,25 @@ class ObservationDeleted(Envelope):
     observer: EntityId
     observed: EntityId
     reason: str = Field(min_length=1, max_length=2_000)
+
+    def subject(self) -> str:
+        return subjects.observation_subject(self.workspace, self.observer, self.observed)
+
+
+MAX_CARD_ENTRIES = 40
+MAX_CARD_ENTRY_CHARS = 500
+
+
+class PeerCardUpdated(Envelope):
+    """The peer card of a representation was replaced: the compact, stable facts about a peer."""
+
+    type: Literal["PeerCardUpdated"] = "PeerCardUpdated"
+    observer: EntityId
+    observed: EntityId
+    card: list[Annotated[str, Field(min_length=1, max_length=MAX_CARD_ENTRY_CHARS)]] = Field(
+        max_length=MAX_CARD_ENTRIES
+    )
+    origin: Origin = "api"
 
     def subject(self) -> str:
         return subjects.observation_subject(self.workspace, self.observer, self.observed)

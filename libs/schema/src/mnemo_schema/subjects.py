@@ -5,7 +5,9 @@ Layout (ids match ``ID_PATTERN`` so they are safe subject tokens):
 - ``mnemo.evt.<workspace>.ent.<kind>``      entity events (workspace, peer, session, membership)
 - ``mnemo.evt.<workspace>.msg.<session>``   message events, so a consumer can filter one session
 - ``mnemo.evt.<workspace>.obs.<observer>.<observed>``  memory events of one representation
+- ``mnemo.evt.<workspace>.sum.<session>``   session summaries
 - ``mnemo.cmd.<workspace>``                 commands to ingest, request-reply (core NATS)
+- ``mnemo.qry.<workspace>.<kind>``          read queries (context, chat), request-reply (core NATS)
 - ``mnemo.projector.applied``               projector watermark notifications (core NATS)
 """
 
@@ -49,6 +51,22 @@ def observation_subject(workspace: str, observer: str, observed: str) -> str:
     return f"mnemo.evt.{workspace}.obs.{observer}.{observed}"
 
 
+def summary_subject(workspace: str, session: str) -> str:
+    """Subject of a session's summary events."""
+    return f"mnemo.evt.{workspace}.sum.{session}"
+
+
+def query_subject(workspace: str, kind: str) -> str:
+    """Subject a read query of ``kind`` (context, chat, ...) for ``workspace`` is sent on."""
+    return f"mnemo.qry.{workspace}.{kind}"
+
+
+def query_filter(kind: str) -> str:
+    """What a query service subscribes to for ``kind``."""
+    return f"mnemo.qry.*.{kind}"
+
+
+SUMMARIZER_DURABLE: Final = "summarizer"
 OBSERVATION_FILTER: Final = "mnemo.evt.*.obs.>"
 MESSAGE_FILTER: Final = "mnemo.evt.*.msg.*"
 DERIVER_DURABLE: Final = "deriver"

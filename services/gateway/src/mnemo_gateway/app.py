@@ -15,12 +15,14 @@ from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.deps import Services
 from mnemo_gateway.routes import (
+    cards,
     conclusions,
     health,
     messages,
     peers,
     queue,
     sessions,
+    summaries,
     workspaces,
 )
 from mnemo_gateway.settings import GatewaySettings
@@ -76,7 +78,9 @@ def build_app(
         store=ReadStore(pool),
     )
     errors.install(app)
-    for r in (health, workspaces, peers, sessions, messages, conclusions, queue):
+    for r in (
+        health, workspaces, peers, sessions, messages, conclusions, queue, cards, summaries,
+    ):  # fmt: skip
         app.include_router(r.router)
 
     return _Edge(app, settings.max_body_bytes)  # type: ignore[return-value]

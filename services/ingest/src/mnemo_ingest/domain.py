@@ -27,7 +27,7 @@ from mnemo_schema.events import (
     WorkspaceUpdated,
 )
 from mnemo_schema.ids import derived_event_id, derived_id, new_event_id, new_message_id
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten
+from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 
 
 class Refusal(Exception):
@@ -237,6 +237,17 @@ def decide(
             _post_messages(b, cmd, token_counts)
         case c.CreateConclusions():
             _create_conclusions(b, cmd)
+        case c.SetPeerCard():
+            for key, peer in (("observer_id", cmd.observer_id), ("observed_id", cmd.observed_id)):
+                if peer not in model.peers:
+                    raise Refusal(404, f"peer {peer!r} not found", key)
+            b.emit(
+                PeerCardUpdated,
+                observer=cmd.observer_id,
+                observed=cmd.observed_id,
+                card=cmd.card,
+                origin="api",
+            )
         case c.DeleteConclusion():
             b.emit(
                 ObservationDeleted,

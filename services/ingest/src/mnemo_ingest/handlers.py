@@ -30,7 +30,7 @@ _UNION_TAGS = {
     "ensure_workspace", "update_workspace", "delete_workspace", "ensure_peer", "update_peer",
     "ensure_session", "update_session", "delete_session", "add_session_peers",
     "remove_session_peers", "configure_session_peer", "post_messages", "update_message_metadata",
-    "create_conclusions", "delete_conclusion",
+    "create_conclusions", "delete_conclusion", "set_peer_card",
 }  # fmt: skip
 
 

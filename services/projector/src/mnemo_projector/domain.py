@@ -24,6 +24,7 @@ from mnemo_schema.events import (
     WorkspaceDeleted,
     WorkspaceUpdated,
 )
+from mnemo_schema.summaries import SummaryUpdated
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -105,6 +106,14 @@ def statement(seq: int, event: Event) -> Statement | None:
             )
         case MessagePosted():
             return (_INSERT_MESSAGE, message_row(seq, event))
+        case SummaryUpdated():
+            return (
+                "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
+                " message_id, message_seq, messages_covered, token_count, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, event.session_id, event.summary_type, seq, event.content, event.message_id,
+                 event.message_seq, event.messages_covered, event.token_count, event.occurred_at),
+            )  # fmt: skip
         case MessageMetadataUpdated():
             return (
                 "UPDATE messages SET metadata = %s WHERE workspace = %s AND id = %s",
@@ -133,12 +142,14 @@ FUNCTIONS = """
 CREATE OR REPLACE FUNCTION mnemo_delete_session(ws text, sid text) RETURNS void AS $$
 BEGIN
     DELETE FROM messages WHERE workspace = ws AND session_id = sid;
+    DELETE FROM summaries WHERE workspace = ws AND session_id = sid;
     DELETE FROM session_peers WHERE workspace = ws AND session_id = sid;
     DELETE FROM sessions WHERE workspace = ws AND id = sid;
 END $$ LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION mnemo_delete_workspace(ws text) RETURNS void AS $$
 BEGIN
     DELETE FROM messages WHERE workspace = ws;
+    DELETE FROM summaries WHERE workspace = ws;
     DELETE FROM session_peers WHERE workspace = ws;
     DELETE FROM sessions WHERE workspace = ws;
     DELETE FROM peers WHERE workspace = ws;

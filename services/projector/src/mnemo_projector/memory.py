@@ -24,7 +24,7 @@ from mnemo_runtime.memory.tables import MEMORY_PROJECTION, create_memory_tables
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten
+from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 
 log = get_logger("mnemo.projector.memory")
 
@@ -38,7 +38,7 @@ class _Batch:
 
 
 class MemoryProjection:
-    """Projects ObservationWritten / ObservationDeleted."""
+    """Projects ObservationWritten, ObservationDeleted and PeerCardUpdated."""
 
     name = MEMORY_PROJECTION
     filter_subject = subjects.OBSERVATION_FILTER
@@ -77,6 +77,16 @@ class MemoryProjection:
                 await self._write(conn, seq, event, vector, work)
             elif isinstance(event, ObservationDeleted):
                 await self._delete(conn, event, work)
+            elif isinstance(event, PeerCardUpdated):
+                await conn.execute(
+                    "INSERT INTO peer_cards (workspace, observer, observed, card, origin, seq,"
+                    " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT (workspace, observer, observed) DO UPDATE SET card = EXCLUDED.card,"
+                    " origin = EXCLUDED.origin, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at"
+                    " WHERE peer_cards.seq < EXCLUDED.seq",
+                    (event.workspace, event.observer, event.observed, event.card, event.origin,
+                     seq, event.occurred_at),
+                )  # fmt: skip
         # The index is not transactional: write it before the commit, idempotently by id, so a
         # rolled-back batch only leaves points that the replay rewrites (and reads filter by row).
         if work.points:

@@ -62,10 +62,23 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (workspace, id)
 );
 CREATE INDEX IF NOT EXISTS messages_by_session ON messages (workspace, session_id, seq);
+CREATE TABLE IF NOT EXISTS summaries (
+    workspace text NOT NULL,
+    session_id text NOT NULL,
+    summary_type text NOT NULL,
+    seq bigint NOT NULL,
+    content text NOT NULL,
+    message_id text NOT NULL,
+    message_seq bigint NOT NULL,
+    messages_covered integer NOT NULL,
+    token_count integer NOT NULL,
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (workspace, session_id, summary_type, seq)
+);
 CREATE INDEX IF NOT EXISTS messages_by_peer ON messages (workspace, peer_id, seq);
 """
 
-TABLES = ("workspaces", "peers", "sessions", "session_peers", "messages")
+TABLES = ("workspaces", "peers", "sessions", "session_peers", "messages", "summaries")
 
 
 async def create_tables(conn: AsyncConnection) -> None:

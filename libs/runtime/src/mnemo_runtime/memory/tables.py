@@ -61,6 +61,16 @@ CREATE TABLE IF NOT EXISTS observation_sources (
 );
 CREATE INDEX IF NOT EXISTS observation_sources_reverse
     ON observation_sources (workspace, source_kind, source_id);
+CREATE TABLE IF NOT EXISTS peer_cards (
+    workspace text NOT NULL,
+    observer text NOT NULL,
+    observed text NOT NULL,
+    card text[] NOT NULL,
+    origin text NOT NULL,
+    seq bigint NOT NULL,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (workspace, observer, observed)
+);
 CREATE TABLE IF NOT EXISTS observation_rejections (
     workspace text NOT NULL,
     id text NOT NULL,
@@ -70,7 +80,10 @@ CREATE TABLE IF NOT EXISTS observation_rejections (
 );
 """
 
-TABLES = ("observations", "observation_aliases", "observation_sources", "observation_rejections")
+TABLES = (
+    "observations", "observation_aliases", "observation_sources", "observation_rejections",
+    "peer_cards",
+)  # fmt: skip
 
 
 async def create_memory_tables(conn: AsyncConnection) -> None:

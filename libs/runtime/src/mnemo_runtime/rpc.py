@@ -1,0 +1,143 @@
+"""Read queries between services over core NATS: request-reply, and streamed replies.
+
+A query service answers on ``mnemo.qry.<workspace>.<kind>``. Replies are JSON: a result, or an
+error ``{"error": {"status", "detail", "field"}}`` that the gateway turns into the same HTTP
+error. A streamed reply is a sequence of messages to the requester's inbox, each a chunk, the
+last one carrying the header ``Mnemo-Stream: end``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from pydantic import BaseModel, ValidationError
+
+from mnemo_runtime.tracing import extract_context, inject_headers, tracer
+
+STREAM_HEADER = "Mnemo-Stream"
+END = "end"
+R = TypeVar("R", bound=BaseModel)
+Q = TypeVar("Q", bound=BaseModel)
+_tracer = tracer("mnemo.rpc")
+
+
+class QueryError(Exception):
+    """A query the service refused or failed; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, detail: str, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.field = field
+
+    def body(self) -> bytes:
+        """The error as a reply payload."""
+        return json.dumps(
+            {"error": {"status": self.status, "detail": self.detail, "field": self.field}}
+        ).encode()
+
+
+def _raise_if_error(data: bytes) -> None:
+    if data.startswith(b'{"error"'):
+        err = json.loads(data)["error"]
+        raise QueryError(int(err["status"]), str(err["detail"]), err.get("field"))
+
+
+async def call(nc: NATS, subject: str, query: BaseModel, reply: type[R], timeout: float) -> R:
+    """Send ``query``; the typed reply, or QueryError (503 when no service answers)."""
+    try:
+        msg = await nc.request(
+            subject, query.model_dump_json().encode(), timeout=timeout, headers=inject_headers()
+        )
+    except (NoRespondersError, NatsTimeout, TimeoutError) as err:
+        raise QueryError(503, f"query service unavailable: {type(err).__name__}") from err
+    _raise_if_error(msg.data)
+    return reply.model_validate_json(msg.data)
+
+
+async def stream(
+    nc: NATS, subject: str, query: BaseModel, chunk: type[R], timeout: float
+) -> AsyncIterator[R]:
+    """Send ``query``; yield the chunks of its streamed reply until the last one."""
+    inbox = nc.new_inbox()
+    queue: asyncio.Queue[Msg] = asyncio.Queue()
+    sub = await nc.subscribe(inbox, cb=queue.put)
+    try:
+        headers = {**inject_headers(), STREAM_HEADER: "1"}
+        await nc.publish(subject, query.model_dump_json().encode(), reply=inbox, headers=headers)
+        while True:
+            try:
+                msg = await asyncio.wait_for(queue.get(), timeout)
+            except TimeoutError as err:
+                raise QueryError(504, "query service stopped answering") from err
+            if not msg.data and msg.headers and msg.headers.get("Status") == "503":
+                raise QueryError(503, "query service unavailable: no responders")
+            _raise_if_error(msg.data)
+            yield chunk.model_validate_json(msg.data)
+            if (msg.headers or {}).get(STREAM_HEADER) == END:
+                return
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+
+Handler = Callable[[str, Q], Awaitable[BaseModel]]
+StreamHandler = Callable[[str, Q], AsyncIterator[BaseModel]]
+
+
+def workspace_of(subject: str) -> str:
+    """The workspace token of ``mnemo.qry.<workspace>.<kind>``."""
+    return subject.split(".")[2]
+
+
+async def serve(
+    nc: NATS,
+    subject_filter: str,
+    query: type[Q],
+    handler: Handler[Q],
+    queue_group: str,
+    stream_handler: StreamHandler[Q] | None = None,
+) -> Subscription:
+    """Answer queries on ``subject_filter`` (a queue group, so replicas share the load)."""
+
+    async def on_msg(msg: Msg) -> None:
+        with _tracer.start_as_current_span(
+            f"query {msg.subject.rsplit('.', 1)[-1]}", context=extract_context(msg.headers)
+        ):
+            streamed = stream_handler is not None and (msg.headers or {}).get(STREAM_HEADER)
+            try:
+                q = query.model_validate_json(msg.data)
+            except ValidationError as err:
+                first = err.errors()[0]
+                loc = ".".join(str(p) for p in first["loc"])
+                await msg.respond(QueryError(422, f"{loc}: {first['msg']}", loc).body())
+                return
+            ws = workspace_of(msg.subject)
+            try:
+                if streamed and stream_handler is not None:
+                    await _stream_out(nc, msg.reply, stream_handler(ws, q))
+                else:
+                    await msg.respond((await handler(ws, q)).model_dump_json().encode())
+            except QueryError as err:
+                await nc.publish(msg.reply, err.body(), headers={STREAM_HEADER: END})
+
+    return await nc.subscribe(subject_filter, queue=queue_group, cb=on_msg)
+
+
+async def _stream_out(nc: NATS, reply: str, chunks: AsyncIterator[BaseModel]) -> None:
+    previous: BaseModel | None = None
+    async for item in chunks:
+        if previous is not None:
+            await nc.publish(reply, previous.model_dump_json().encode())
+        previous = item
+    if previous is not None:
+        await nc.publish(reply, previous.model_dump_json().encode(), headers={STREAM_HEADER: END})
