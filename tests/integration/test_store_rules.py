@@ -1,0 +1,108 @@
+"""The representation store refuses what would break the representation's invariants."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+from honcho import Honcho
+from honcho.api_types import SessionPeerConfig
+
+from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.pg import open_pool
+from mnemo_runtime.vectors import MissingScopeError, Scope
+from mnemo_schema.observations import ObservationWritten
+
+
+def settle(h: Honcho, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = h.queue_status()
+        if s.total_work_units and not s.pending_work_units and not s.in_progress_work_units:
+            return
+        time.sleep(0.05)
+    raise AssertionError("memory did not settle")
+
+
+async def test_store_write_rules(mnemo, workspace, database_url):
+    h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
+    ann, ben = h.peer("ann"), h.peer("ben")
+    h.peer("cal")
+    s = h.session("s", peers=[ann, (ben, SessionPeerConfig(observe_others=True))])
+    (msg,) = s.add_messages([ann.message("I teach chemistry at the high school.")])
+    settle(h)
+    with psycopg.connect(database_url) as conn:
+        (existing,) = conn.execute(
+            "SELECT id FROM observations WHERE workspace = %s AND observer = 'ann'", (workspace,)
+        ).fetchone()
+
+    def obs(oid: str, **kw: object) -> ObservationWritten:
+        base: dict[str, object] = {
+            "workspace": workspace, "observation_id": oid, "observer": "ann", "observed": "ann",
+            "content": "Ann teaches chemistry.",
+        }  # fmt: skip
+        return ObservationWritten(**{**base, **kw})
+
+    pool = await open_pool(database_url)
+    try:
+        store = RepresentationStore(pool)
+        verdicts = await store.check(
+            [
+                obs("ok-explicit", source_message_ids=[msg.id], source_span="I teach chemistry"),
+                obs("bad-span", source_message_ids=[msg.id], source_span="I teach physics"),
+                obs("no-span", source_message_ids=[msg.id]),
+                obs("unknown-msg", source_message_ids=["nope"], source_span="I teach"),
+                # cal never witnessed the message: it does not feed (cal, ann)
+                obs(
+                    "not-witnessed",
+                    observer="cal",
+                    source_message_ids=[msg.id],
+                    source_span="I teach",
+                ),
+                obs("uncited", level="deductive", content="Ann has a degree."),
+                obs(
+                    "cites-missing",
+                    level="deductive",
+                    content="Ann has a degree.",
+                    premise_ids=["ghost"],
+                ),
+                # a premise from another representation does not count
+                obs(
+                    "cites-other-rep",
+                    observer="ben",
+                    level="deductive",
+                    content="Ann has a degree.",
+                    premise_ids=[existing],
+                ),  # fmt: skip
+                obs(
+                    "cites-existing",
+                    level="deductive",
+                    content="Ann has a degree.",
+                    premise_ids=[existing],
+                ),
+                obs(
+                    "cites-earlier",
+                    level="inductive",
+                    content="Ann likes science.",
+                    premise_ids=["ok-explicit", existing],
+                ),  # fmt: skip
+            ]
+        )
+        accepted = [v is None for v in verdicts]
+        assert accepted == [True, False, False, False, False, False, False, False, True, True], [
+            str(v) for v in verdicts
+        ]
+        assert "not in the cited message" in str(verdicts[1])
+        assert "does not feed the representation (cal, ann)" in str(verdicts[4])
+        assert "must cite" in str(verdicts[5])
+        assert "do not exist in the representation (ben, ann)" in str(verdicts[7])
+
+        try:
+            await store.recent("not a scope")  # type: ignore[arg-type]
+        except MissingScopeError:
+            pass
+        else:
+            raise AssertionError("a query without the (observer, observed) key must be refused")
+        assert await store.get(Scope(workspace, "ben", "ann"), [existing]) == []
+    finally:
+        await pool.close()
