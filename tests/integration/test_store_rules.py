@@ -73,7 +73,7 @@ async def test_store_write_rules(mnemo, workspace, database_url):
                     level="deductive",
                     content="Ann has a degree.",
                     premise_ids=[existing],
-                ),  # fmt: skip
+                ),
                 obs(
                     "cites-existing",
                     level="deductive",
@@ -85,7 +85,7 @@ async def test_store_write_rules(mnemo, workspace, database_url):
                     level="inductive",
                     content="Ann likes science.",
                     premise_ids=["ok-explicit", existing],
-                ),  # fmt: skip
+                ),
             ]
         )
         accepted = [v is None for v in verdicts]
