@@ -1,0 +1,116 @@
+"""Queries the context service answers, and its replies (deterministic reads, no model).
+
+Each query type has its own subject kind (``mnemo.qry.<workspace>.<kind>``); the kinds are the
+``KIND`` class variables below. Every representation read is keyed by (observer, observed).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_CONTEXT_TOKENS = 100_000
+# A prompt-sized default: the caller asks for more when its model has room.
+DEFAULT_CONTEXT_TOKENS = 8_192
+DEFAULT_MAX_CONCLUSIONS = 25
+
+
+class _Query(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RepresentationSlice(_Query):
+    """Which observations of a representation to render: a semantic slice or the newest ones."""
+
+    search_query: str | None = Field(default=None, min_length=1, max_length=10_000)
+    search_top_k: int | None = Field(default=None, ge=1, le=100)
+    search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
+    include_most_frequent: bool = False
+    max_conclusions: int = Field(default=DEFAULT_MAX_CONCLUSIONS, ge=1, le=100)
+    # Only observations formed in this session, when given.
+    session_id: str | None = None
+
+
+class ContextQuery(_Query):
+    """get_context of one session, packed to ``tokens``."""
+
+    KIND: ClassVar[str] = "context"
+    session_id: str = Field(min_length=1)
+    tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=0, le=MAX_CONTEXT_TOKENS)
+    summary: bool = True
+    peer_target: str | None = None
+    peer_perspective: str | None = None
+    limit_to_session: bool = False
+    slice: RepresentationSlice = RepresentationSlice()
+
+    @model_validator(mode="after")
+    def _perspective_needs_target(self) -> ContextQuery:
+        if self.peer_perspective is not None and self.peer_target is None:
+            raise ValueError("peer_perspective needs peer_target")
+        return self
+
+    @property
+    def observer(self) -> str | None:
+        """Whose model is read: the perspective, else the target's own."""
+        return self.peer_perspective or self.peer_target
+
+
+class RepresentationQuery(_Query):
+    """What ``observer`` believes about ``observed``, rendered as markdown (and its card)."""
+
+    KIND: ClassVar[str] = "representation"
+    observer: str = Field(min_length=1)
+    observed: str = Field(min_length=1)
+    slice: RepresentationSlice = RepresentationSlice()
+    with_card: bool = False
+
+
+class SearchQuery(_Query):
+    """Hybrid message search inside a workspace, narrowed to a session and / or a peer."""
+
+    KIND: ClassVar[str] = "search"
+    query: str = Field(min_length=1, max_length=10_000)
+    session_id: str | None = None
+    peer_id: str | None = None
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+class ContextMessage(BaseModel):
+    id: str
+    content: str
+    peer_id: str
+    session_id: str
+    workspace_id: str
+    metadata: dict[str, Any]
+    created_at: datetime
+    token_count: int
+
+
+class ContextSummary(BaseModel):
+    content: str
+    message_id: str
+    summary_type: str
+    created_at: datetime
+    token_count: int
+
+
+class ContextReply(BaseModel):
+    """The packed context: messages oldest-first, the chosen summary, the slice and card."""
+
+    session_id: str
+    messages: list[ContextMessage]
+    summary: ContextSummary | None = None
+    peer_representation: str | None = None
+    peer_card: list[str] | None = None
+    tokens: int = 0
+
+
+class RepresentationReply(BaseModel):
+    representation: str
+    peer_card: list[str] | None = None
+
+
+class SearchReply(BaseModel):
+    messages: list[ContextMessage]

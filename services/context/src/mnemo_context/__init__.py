@@ -1,0 +1,1 @@
+"""Mnemo context: token-budgeted context assembly and search (deterministic, no model)."""

@@ -1,0 +1,175 @@
+"""The read models in Postgres, queried through indexes only: no query scans a session."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_context.domain import Observation
+from mnemo_context.ports import StoredMessage, StoredSummary
+from mnemo_schema.context_queries import ContextMessage, ContextSummary
+
+# Full-text search over messages; observations already carry their own (memory tables).
+DDL = "CREATE INDEX IF NOT EXISTS messages_fts ON messages USING gin (to_tsvector('english', content))"
+MSG_COLS = "workspace, id, session_id, seq, peer_id, content, metadata, token_count, created_at"
+OBS_COLS = "id, level, content"
+LIVE = "workspace = %s AND observer = %s AND observed = %s AND deleted_at IS NULL"
+TSV = "to_tsvector('english', content)"
+TSQ = "websearch_to_tsquery('english', %s)"
+
+Row = dict[str, Any]
+
+
+def to_message(r: Row) -> ContextMessage:
+    """A messages row as a reply message (already valid: it came from the projection)."""
+    return ContextMessage.model_construct(
+        id=r["id"], content=r["content"], peer_id=r["peer_id"], session_id=r["session_id"],
+        workspace_id=r["workspace"], metadata=r["metadata"], created_at=r["created_at"],
+        token_count=r["token_count"],
+    )  # fmt: skip
+
+
+def _summary(r: Row) -> StoredSummary:
+    summary = ContextSummary(
+        content=r["content"], message_id=r["message_id"], summary_type=r["summary_type"],
+        created_at=r["created_at"], token_count=r["token_count"],
+    )  # fmt: skip
+    return StoredSummary(summary, r["message_seq"])
+
+
+def _obs(rows: list[Row]) -> list[Observation]:
+    return [Observation(r["id"], r["level"], r["content"]) for r in rows]
+
+
+def _session(session_id: str | None, column: str = "session_id") -> tuple[str, list[Any]]:
+    return ("", []) if session_id is None else (f" AND {column} = %s", [session_id])
+
+
+class PostgresReads:
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+
+    async def setup(self) -> None:
+        """Create the indexes the reads rely on (idempotent)."""
+        async with self._pool.connection() as conn:
+            await conn.execute(DDL)
+
+    async def _all(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            return await cur.fetchall()  # type: ignore[return-value]
+
+    async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
+        rows = await self._all(
+            "SELECT DISTINCT ON (summary_type) * FROM summaries"
+            " WHERE workspace = %s AND session_id = %s ORDER BY summary_type, seq DESC",
+            (ws, session_id),
+        )
+        return {r["summary_type"]: _summary(r) for r in rows}
+
+    async def messages_newest_first(
+        self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
+    ) -> list[StoredMessage]:
+        upper, params = ("", []) if before_seq is None else (" AND seq < %s", [before_seq])
+        rows = await self._all(
+            f"SELECT {MSG_COLS} FROM messages WHERE workspace = %s AND session_id = %s"
+            f" AND seq > %s{upper} ORDER BY seq DESC LIMIT %s",
+            [ws, session_id, after_seq, *params, limit],
+        )
+        return [StoredMessage(to_message(r), r["seq"]) for r in rows]
+
+    async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
+        rows = await self._all(
+            "SELECT card FROM peer_cards WHERE workspace = %s AND observer = %s AND observed = %s",
+            (ws, observer, observed),
+        )
+        return list(rows[0]["card"]) if rows else None
+
+    async def newest_observations(
+        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        extra, params = _session(session_id)
+        return _obs(
+            await self._all(
+                f"SELECT {OBS_COLS} FROM observations WHERE {LIVE}{extra} ORDER BY seq DESC LIMIT %s",
+                [ws, observer, observed, *params, limit],
+            )
+        )
+
+    async def frequent_observations(
+        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        extra, params = _session(session_id)
+        return _obs(
+            await self._all(
+                f"SELECT {OBS_COLS} FROM observations WHERE {LIVE}{extra}"
+                " ORDER BY times_derived DESC, seq DESC LIMIT %s",
+                [ws, observer, observed, *params, limit],
+            )
+        )
+
+    async def observations_by_id(
+        self, ws: str, observer: str, observed: str, ids: Sequence[str]
+    ) -> list[Observation]:
+        if not ids:
+            return []
+        rows = await self._all(
+            f"SELECT {OBS_COLS} FROM observations WHERE {LIVE} AND id = ANY(%s)",
+            [ws, observer, observed, list(ids)],
+        )
+        found = {r["id"]: r for r in rows}
+        return _obs([found[i] for i in ids if i in found])
+
+    async def text_observations(
+        self, ws: str, observer: str, observed: str, query: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        extra, params = _session(session_id)
+        return _obs(
+            await self._all(
+                f"SELECT {OBS_COLS} FROM observations WHERE {LIVE}{extra} AND {TSV} @@ {TSQ}"
+                f" ORDER BY ts_rank({TSV}, {TSQ}) DESC, seq DESC LIMIT %s",
+                [ws, observer, observed, *params, query, query, limit],
+            )
+        )
+
+    async def text_messages(
+        self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
+    ) -> list[ContextMessage]:
+        s_extra, s_params = _session(session_id)
+        p_extra, p_params = _session(peer_id, "peer_id")
+        rows = await self._all(
+            f"SELECT {MSG_COLS} FROM messages WHERE workspace = %s{s_extra}{p_extra}"
+            f" AND {TSV} @@ {TSQ} ORDER BY ts_rank({TSV}, {TSQ}) DESC, seq DESC LIMIT %s",
+            [ws, *s_params, *p_params, query, query, limit],
+        )
+        return [to_message(r) for r in rows]
+
+    async def source_messages(
+        self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
+    ) -> list[ContextMessage]:
+        if not observation_ids:
+            return []
+        s_extra, s_params = _session(session_id, "m.session_id")
+        p_extra, p_params = _session(peer_id, "m.peer_id")
+        rows = await self._all(
+            f"SELECT s.observation_id, {', '.join('m.' + c.strip() for c in MSG_COLS.split(','))}"
+            " FROM observation_sources s JOIN messages m"
+            " ON m.workspace = s.workspace AND m.id = s.source_id"
+            " WHERE s.workspace = %s AND s.source_kind = 'message' AND s.observation_id = ANY(%s)"
+            f"{s_extra}{p_extra}",
+            [ws, list(observation_ids), *s_params, *p_params],
+        )
+        rank = {oid: i for i, oid in enumerate(observation_ids)}
+        rows.sort(key=lambda r: (rank[r["observation_id"]], -r["seq"]))
+        return [to_message(r) for r in rows]
+
+    async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
+        if session_id is not None:
+            sql = "SELECT peer_id AS id FROM session_peers WHERE workspace = %s AND session_id = %s"
+            rows = await self._all(sql + " ORDER BY peer_id LIMIT %s", (ws, session_id, limit))
+        else:
+            sql = "SELECT id FROM peers WHERE workspace = %s ORDER BY id LIMIT %s"
+            rows = await self._all(sql, (ws, limit))
+        return [r["id"] for r in rows]

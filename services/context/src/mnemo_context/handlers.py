@@ -1,0 +1,180 @@
+"""Query handlers: read what a query needs, pack or rank it with the domain, reply."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from mnemo_context.domain import (
+    MessageWindow,
+    Observation,
+    choose_summary,
+    fit_fixed,
+    merge_unique,
+    reciprocal_rank_fusion,
+    render_card,
+    render_representation,
+)
+from mnemo_context.ports import Reads
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.tokens import TokenCounter
+from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
+from mnemo_schema.context_queries import (
+    ContextMessage,
+    ContextQuery,
+    ContextReply,
+    RepresentationQuery,
+    RepresentationReply,
+    RepresentationSlice,
+    SearchQuery,
+    SearchReply,
+)
+
+FIRST_PAGE = 64
+MAX_PAGE = 1024
+# Self-representations a workspace-wide search looks in; beyond this, full-text alone ranks.
+SEARCH_PEERS = 32
+# Candidates per ranking before fusion: enough that a hit ranked low by one list can surface.
+DEPTH = 3
+
+
+class ContextService:
+    def __init__(
+        self, reads: Reads, memory: MemoryAdapters | None, counter: TokenCounter | None = None
+    ) -> None:
+        self._reads = reads
+        self._memory = memory
+        self._counter = counter or TokenCounter()
+
+    async def _vector_ids(
+        self,
+        scopes: Sequence[Scope],
+        query: str,
+        limit: int,
+        session_id: str | None = None,
+        max_distance: float | None = None,
+    ) -> list[str] | None:
+        """Observation ids nearest ``query`` in ``scopes``, best first; None without an index."""
+        if self._memory is None or not scopes:
+            return None
+        vector = (await self._memory.embedder.embed([query]))[0]
+        filters = SearchFilters.of(session_id=session_id)
+        found = await asyncio.gather(
+            *(
+                self._memory.index.search(
+                    vector, scope, limit=limit, filters=filters, max_distance=max_distance
+                )
+                for scope in scopes
+            )
+        )
+        hits: list[VectorHit] = sorted((h for hs in found for h in hs), key=lambda h: h.distance)
+        return [h.id for h in hits][:limit]
+
+    async def observations(
+        self, ws: str, observer: str, observed: str, want: RepresentationSlice
+    ) -> list[Observation]:
+        """The slice: nearest to the search query if any, else newest (and most frequent)."""
+        r, limit = self._reads, want.max_conclusions
+        if want.search_query is not None:
+            top_k = want.search_top_k or limit
+            ids = await self._vector_ids(
+                [Scope(ws, observer, observed)], want.search_query, top_k,
+                want.session_id, want.search_max_distance,
+            )  # fmt: skip
+            if ids is not None:
+                return await r.observations_by_id(ws, observer, observed, ids)
+            return await r.text_observations(
+                ws, observer, observed, want.search_query, want.session_id, top_k
+            )
+        newest = await r.newest_observations(ws, observer, observed, want.session_id, limit)
+        if not want.include_most_frequent:
+            return newest
+        frequent = await r.frequent_observations(ws, observer, observed, want.session_id, limit)
+        by_id = {o.id: o for o in [*frequent, *newest]}
+        order = merge_unique([o.id for o in frequent], [o.id for o in newest])
+        return [by_id[i] for i in order]
+
+    async def representation(self, ws: str, q: RepresentationQuery) -> RepresentationReply:
+        """Markdown of the (observer, observed) slice, and its card when asked."""
+        obs = await self.observations(ws, q.observer, q.observed, q.slice)
+        card = await self._reads.card(ws, q.observer, q.observed) if q.with_card else None
+        return RepresentationReply(representation=render_representation(obs), peer_card=card)
+
+    async def context(self, ws: str, q: ContextQuery) -> ContextReply:
+        """The session's context packed to ``q.tokens`` (spec §7)."""
+        rep_text: str | None = None
+        card: list[str] | None = None
+        if q.observer is not None and q.peer_target is not None:
+            want = q.slice
+            if q.limit_to_session:
+                want = want.model_copy(update={"session_id": q.session_id})
+            obs, card = await asyncio.gather(
+                self.observations(ws, q.observer, q.peer_target, want),
+                self._reads.card(ws, q.observer, q.peer_target),
+            )
+            rep_text = render_representation(obs) or None
+        texts = [t for t in (rep_text, render_card(card) if card else None) if t is not None]
+        counts = iter(self._counter.count_many(texts))
+        rep_tokens = next(counts) if rep_text is not None else None
+        card_tokens = next(counts) if card else None
+        fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
+
+        summaries = await self._reads.latest_summaries(ws, q.session_id) if q.summary else {}
+        short, long = summaries.get("short"), summaries.get("long")
+        kind = choose_summary(
+            fixed.remaining,
+            short.summary.token_count if short else None,
+            long.summary.token_count if long else None,
+        )
+        chosen = summaries[kind] if kind is not None else None
+        summary_tokens = chosen.summary.token_count if chosen else 0
+        window = MessageWindow(fixed.remaining - summary_tokens)
+        messages = await self._recent(ws, q.session_id, chosen.message_seq if chosen else 0, window)
+        used = (rep_tokens or 0) * fixed.representation + (card_tokens or 0) * fixed.card
+        return ContextReply(
+            session_id=q.session_id,
+            messages=messages,
+            summary=chosen.summary if chosen else None,
+            peer_representation=rep_text if fixed.representation else None,
+            peer_card=card if fixed.card else None,
+            tokens=used + summary_tokens + sum(m.token_count for m in messages),
+        )
+
+    async def _recent(
+        self, ws: str, session_id: str, after_seq: int, window: MessageWindow
+    ) -> list[ContextMessage]:
+        """Newest messages after ``after_seq`` that fit, oldest first; reads pages, never the session."""
+        taken: list[ContextMessage] = []
+        before: int | None = None
+        page = FIRST_PAGE
+        while not window.full:
+            rows = await self._reads.messages_newest_first(ws, session_id, after_seq, before, page)
+            for row in rows:
+                if not window.offer(row.message.token_count):
+                    break
+                taken.append(row.message)
+            if len(rows) < page:
+                break
+            before, page = rows[-1].seq, min(page * 2, MAX_PAGE)
+        taken.reverse()
+        return taken
+
+    async def search(self, ws: str, q: SearchQuery) -> SearchReply:
+        """Full-text and observation-vector rankings of messages, fused by reciprocal rank."""
+        depth = q.limit * DEPTH
+        text = await self._reads.text_messages(ws, q.query, q.session_id, q.peer_id, depth)
+        rankings = [[m.id for m in text]]
+        found = {m.id: m for m in text}
+        if self._memory is not None:
+            peers = (
+                [q.peer_id]
+                if q.peer_id is not None
+                else await self._reads.search_peers(ws, q.session_id, SEARCH_PEERS)
+            )
+            scopes = [Scope(ws, p, p) for p in peers]
+            ids = await self._vector_ids(scopes, q.query, depth, q.session_id)
+            cited = await self._reads.source_messages(ws, ids or [], q.session_id, q.peer_id)
+            rankings.append(merge_unique(m.id for m in cited))
+            found.update((m.id, m) for m in cited)
+        ranked = reciprocal_rank_fusion(rankings)[: q.limit]
+        return SearchReply(messages=[found[i] for i in ranked])

@@ -1,0 +1,80 @@
+"""What the context handlers need from the read models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from mnemo_context.domain import Observation
+from mnemo_schema.context_queries import ContextMessage, ContextSummary
+
+
+@dataclass(frozen=True)
+class StoredSummary:
+    summary: ContextSummary
+    message_seq: int  # the last message the summary covers
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    message: ContextMessage
+    seq: int
+
+
+class Reads(Protocol):
+    """Scoped reads of messages, summaries, observations and cards."""
+
+    async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
+        """The newest summary of each type ('short', 'long') of a session."""
+        ...
+
+    async def messages_newest_first(
+        self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
+    ) -> list[StoredMessage]:
+        """Up to ``limit`` messages with after_seq < seq < before_seq, newest first."""
+        ...
+
+    async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
+        """The card of (observer, observed), if any."""
+        ...
+
+    async def newest_observations(
+        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        """Live observations of the representation, newest first."""
+        ...
+
+    async def frequent_observations(
+        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        """Live observations of the representation, most often derived first."""
+        ...
+
+    async def observations_by_id(
+        self, ws: str, observer: str, observed: str, ids: Sequence[str]
+    ) -> list[Observation]:
+        """The live ones among ``ids`` inside the representation, in the order of ``ids``."""
+        ...
+
+    async def text_observations(
+        self, ws: str, observer: str, observed: str, query: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        """Full-text matches inside the representation, best first."""
+        ...
+
+    async def text_messages(
+        self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
+    ) -> list[ContextMessage]:
+        """Full-text matches among the workspace's messages, best first."""
+        ...
+
+    async def source_messages(
+        self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
+    ) -> list[ContextMessage]:
+        """Messages the observations cite, in the order of ``observation_ids``."""
+        ...
+
+    async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
+        """Peers whose self-representations a search looks in: session members, or any."""
+        ...

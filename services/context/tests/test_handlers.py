@@ -1,0 +1,159 @@
+"""The handlers over in-memory reads: paging, summary coverage, scoping of the slice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from mnemo_context.domain import Observation
+from mnemo_context.handlers import ContextService
+from mnemo_context.ports import StoredMessage, StoredSummary
+from mnemo_runtime.tokens import TokenCounter
+from mnemo_schema.context_queries import (
+    ContextMessage,
+    ContextQuery,
+    ContextSummary,
+    RepresentationQuery,
+    SearchQuery,
+)
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def message(seq: int, tokens: int = 10) -> StoredMessage:
+    return StoredMessage(
+        ContextMessage(
+            id=f"m{seq}",
+            content=f"message {seq}",
+            peer_id="alice",
+            session_id="s",
+            workspace_id="w",
+            metadata={},
+            created_at=NOW,
+            token_count=tokens,
+        ),
+        seq,
+    )
+
+
+class FakeReads:
+    def __init__(self, n: int, summaries: dict[str, StoredSummary] | None = None) -> None:
+        self.messages = [message(i) for i in range(1, n + 1)]
+        self.summaries = summaries or {}
+        self.observations: dict[tuple[str, str], list[Observation]] = {}
+        self.cards: dict[tuple[str, str], list[str]] = {}
+        self.rows_read = 0
+
+    async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
+        return self.summaries
+
+    async def messages_newest_first(
+        self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
+    ) -> list[StoredMessage]:
+        rows = [
+            m
+            for m in reversed(self.messages)
+            if m.seq > after_seq and (before_seq is None or m.seq < before_seq)
+        ][:limit]
+        self.rows_read += len(rows)
+        return rows
+
+    async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
+        return self.cards.get((observer, observed))
+
+    async def newest_observations(
+        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        return self.observations.get((observer, observed), [])[:limit]
+
+    frequent_observations = newest_observations
+
+    async def observations_by_id(
+        self, ws: str, observer: str, observed: str, ids: Sequence[str]
+    ) -> list[Observation]:
+        return [o for o in self.observations.get((observer, observed), []) if o.id in ids]
+
+    async def text_observations(
+        self, ws: str, observer: str, observed: str, query: str, session_id: str | None, limit: int
+    ) -> list[Observation]:
+        found = self.observations.get((observer, observed), [])
+        return [o for o in found if query.lower() in o.content.lower()][:limit]
+
+    async def text_messages(
+        self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
+    ) -> list[ContextMessage]:
+        return [m.message for m in self.messages if query in m.message.content][:limit]
+
+    async def source_messages(
+        self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
+    ) -> list[ContextMessage]:
+        return []
+
+    async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
+        return []
+
+
+def summary(kind: str, tokens: int, covers: int) -> StoredSummary:
+    return StoredSummary(
+        ContextSummary(
+            content="x",
+            message_id=f"m{covers}",
+            summary_type=kind,
+            created_at=NOW,
+            token_count=tokens,
+        ),
+        covers,
+    )
+
+
+async def test_recent_messages_fill_the_budget_oldest_first_reading_only_what_fits():
+    reads = FakeReads(10_000)
+    got = await ContextService(reads, None).context("w", ContextQuery(session_id="s", tokens=1000))
+    assert [m.id for m in got.messages] == [f"m{i}" for i in range(9901, 10_001)]
+    assert got.tokens == 1000
+    assert reads.rows_read < 300  # pages, never the session
+
+
+async def test_messages_start_after_the_chosen_summary():
+    reads = FakeReads(100, {"short": summary("short", 30, 97), "long": summary("long", 80, 60)})
+    got = await ContextService(reads, None).context("w", ContextQuery(session_id="s", tokens=200))
+    assert got.summary is not None and got.summary.summary_type == "long"
+    assert [m.id for m in got.messages] == [f"m{i}" for i in range(89, 101)]
+    assert got.tokens == 80 + 120 <= 200
+    got = await ContextService(reads, None).context("w", ContextQuery(session_id="s", tokens=100))
+    assert got.summary is not None and got.summary.summary_type == "short"
+    assert [m.id for m in got.messages] == [f"m{i}" for i in range(98, 101)]
+    off = await ContextService(reads, None).context(
+        "w", ContextQuery(session_id="s", tokens=100, summary=False)
+    )
+    assert off.summary is None and len(off.messages) == 10
+
+
+async def test_the_slice_and_card_are_counted_and_scoped_to_the_pair():
+    reads = FakeReads(50)
+    reads.observations[("alice", "bob")] = [Observation("o1", "explicit", "Bob is a nurse.")]
+    reads.observations[("alice", "carol")] = [Observation("o2", "explicit", "Carol flies.")]
+    reads.cards[("alice", "bob")] = ["Name: Bob"]
+    service = ContextService(reads, None)
+    q = ContextQuery(session_id="s", tokens=500, peer_target="bob", peer_perspective="alice")
+    got = await service.context("w", q)
+    assert got.peer_representation == "## Explicit observations\n- Bob is a nurse."
+    assert got.peer_card == ["Name: Bob"]
+    fixed = sum(TokenCounter().count_many([got.peer_representation, "Name: Bob"]))
+    assert got.tokens == fixed + 10 * len(got.messages) <= 500
+    tiny = await service.context("w", q.model_copy(update={"tokens": 3}))
+    assert tiny.peer_representation is None and tiny.messages == []
+    own = await service.representation("w", RepresentationQuery(observer="bob", observed="bob"))
+    assert own.representation == ""
+
+
+async def test_a_zero_budget_is_an_empty_valid_context():
+    got = await ContextService(FakeReads(5), None).context(
+        "w", ContextQuery(session_id="s", tokens=0)
+    )
+    assert got.messages == [] and got.summary is None and got.tokens == 0
+
+
+async def test_search_without_an_index_ranks_by_full_text():
+    got = await ContextService(FakeReads(20), None).search("w", SearchQuery(query="message 1"))
+    assert [m.id for m in got.messages][:2] == ["m1", "m10"]

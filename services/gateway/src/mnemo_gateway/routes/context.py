@@ -1,0 +1,247 @@
+"""Honcho v3 routes answered by the context service: get_context, representations, search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemo_gateway.api import MessageOut
+from mnemo_gateway.deps import Svc
+from mnemo_gateway.errors import ApiError
+from mnemo_gateway.routes.summaries import SummaryOut, summary_view
+from mnemo_runtime import rpc
+from mnemo_schema import subjects
+from mnemo_schema.context_queries import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_MAX_CONCLUSIONS,
+    MAX_CONTEXT_TOKENS,
+    ContextMessage,
+    ContextQuery,
+    ContextReply,
+    RepresentationQuery,
+    RepresentationReply,
+    RepresentationSlice,
+    SearchQuery,
+    SearchReply,
+)
+
+router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["context"])
+
+QUERY_TIMEOUT = 30.0
+R = TypeVar("R", bound=BaseModel)
+
+TopK = Annotated[int | None, Query(ge=1, le=100)]
+MaxDistance = Annotated[float | None, Query(ge=0.0, le=1.0)]
+MaxConclusions = Annotated[int | None, Query(ge=1, le=100)]
+
+
+class SessionContextOut(BaseModel):
+    id: str
+    messages: list[MessageOut]
+    summary: SummaryOut | None = None
+    peer_representation: str | None = None
+    peer_card: list[str] | None = None
+
+
+class PeerRepresentationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session_id: str | None = None
+    target: str | None = None
+    search_query: str | None = None
+    search_top_k: int | None = Field(default=None, ge=1, le=100)
+    search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
+    include_most_frequent: bool | None = None
+    max_conclusions: int | None = Field(default=DEFAULT_MAX_CONCLUSIONS, ge=1, le=100)
+
+
+class RepresentationOut(BaseModel):
+    representation: str
+
+
+class PeerContextOut(BaseModel):
+    peer_id: str
+    target_id: str
+    representation: str | None = None
+    peer_card: list[str] | None = None
+
+
+class SearchIn(BaseModel):
+    query: str = Field(min_length=1, max_length=10_000)
+    filters: dict[str, Any] | None = None
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+async def _ask(request: Request, ws: str, query: BaseModel, kind: str, reply: type[R]) -> R:
+    try:
+        return await rpc.call(
+            request.app.state.nc, subjects.query_subject(ws, kind), query, reply, QUERY_TIMEOUT
+        )
+    except rpc.QueryError as err:
+        raise ApiError(err.status, err.detail, err.field) from err
+
+
+def _build(model: type[R], **fields: Any) -> R:
+    """A query model, its validation errors as a 422 naming the field."""
+    try:
+        return model(**fields)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"] if p != "slice") or "query"
+        raise ApiError(422, f"{field}: {first['msg']}", field) from err
+
+
+def _slice(
+    search_query: str | None, top_k: int | None, distance: float | None,
+    frequent: bool | None, max_conclusions: int | None, session_id: str | None = None,
+) -> RepresentationSlice:  # fmt: skip
+    return _build(
+        RepresentationSlice, search_query=search_query or None, search_top_k=top_k,
+        search_max_distance=distance, include_most_frequent=bool(frequent),
+        max_conclusions=max_conclusions or DEFAULT_MAX_CONCLUSIONS, session_id=session_id,
+    )  # fmt: skip
+
+
+def _message(m: ContextMessage) -> MessageOut:
+    return MessageOut.model_validate(m.model_dump())
+
+
+@router.get("/sessions/{session_id}/context", response_model=SessionContextOut)
+async def session_context(
+    workspace_id: str,
+    session_id: str,
+    svc: Svc,
+    request: Request,
+    tokens: Annotated[int, Query(ge=0, le=MAX_CONTEXT_TOKENS)] = DEFAULT_CONTEXT_TOKENS,
+    summary: bool = True,
+    peer_target: str | None = None,
+    peer_perspective: str | None = None,
+    search_query: str | None = None,
+    search_top_k: TopK = None,
+    search_max_distance: MaxDistance = None,
+    limit_to_session: bool = False,
+    include_most_frequent: bool | None = None,
+    max_conclusions: MaxConclusions = None,
+) -> SessionContextOut:
+    """Recent messages, the session summary and the target's slice and card, within ``tokens``."""
+    if peer_perspective is not None and peer_target is None:
+        raise ApiError(422, "peer_perspective: needs peer_target", "peer_perspective")
+    await svc.store.session(workspace_id, session_id)
+    for peer in {p for p in (peer_target, peer_perspective) if p is not None}:
+        await svc.store.peer(workspace_id, peer)
+    query = _build(
+        ContextQuery, session_id=session_id, tokens=tokens, summary=summary,
+        peer_target=peer_target, peer_perspective=peer_perspective,
+        limit_to_session=limit_to_session,
+        slice=_slice(
+            search_query, search_top_k, search_max_distance, include_most_frequent,
+            max_conclusions,
+        ),
+    )  # fmt: skip
+    got = await _ask(request, workspace_id, query, ContextQuery.KIND, ContextReply)
+    return SessionContextOut(
+        id=session_id,
+        messages=[_message(m) for m in got.messages],
+        summary=summary_view(got.summary.model_dump()) if got.summary else None,
+        peer_representation=got.peer_representation,
+        peer_card=got.peer_card,
+    )
+
+
+async def _representation(
+    request: Request, svc: Svc, ws: str, observer: str, target: str | None,
+    want: RepresentationSlice, with_card: bool,
+) -> RepresentationReply:  # fmt: skip
+    await svc.store.peer(ws, observer)
+    if target is not None and target != observer:
+        await svc.store.peer(ws, target)
+    query = RepresentationQuery(
+        observer=observer, observed=target or observer, slice=want, with_card=with_card
+    )
+    return await _ask(request, ws, query, RepresentationQuery.KIND, RepresentationReply)
+
+
+@router.post("/peers/{peer_id}/representation", response_model=RepresentationOut)
+async def peer_representation(
+    workspace_id: str, peer_id: str, body: PeerRepresentationIn, svc: Svc, request: Request
+) -> RepresentationOut:
+    """What this peer believes about ``target`` (itself without one), as markdown."""
+    want = _slice(
+        body.search_query, body.search_top_k, body.search_max_distance,
+        body.include_most_frequent, body.max_conclusions, body.session_id,
+    )  # fmt: skip
+    got = await _representation(request, svc, workspace_id, peer_id, body.target, want, False)
+    return RepresentationOut(representation=got.representation)
+
+
+@router.get("/peers/{peer_id}/context", response_model=PeerContextOut)
+async def peer_context(
+    workspace_id: str,
+    peer_id: str,
+    svc: Svc,
+    request: Request,
+    target: str | None = None,
+    search_query: str | None = None,
+    search_top_k: TopK = None,
+    search_max_distance: MaxDistance = None,
+    include_most_frequent: bool | None = None,
+    max_conclusions: MaxConclusions = None,
+) -> PeerContextOut:
+    """This peer's representation and card of ``target`` (itself without one)."""
+    want = _slice(
+        search_query, search_top_k, search_max_distance, include_most_frequent, max_conclusions
+    )
+    got = await _representation(request, svc, workspace_id, peer_id, target, want, True)
+    return PeerContextOut(
+        peer_id=peer_id, target_id=target or peer_id,
+        representation=got.representation, peer_card=got.peer_card,
+    )  # fmt: skip
+
+
+def _narrow(filters: dict[str, Any] | None, **fixed: str | None) -> dict[str, str | None]:
+    """session_id / peer_id from the path, else from ``filters``; other filters are refused."""
+    scope = dict(fixed)
+    for key, value in (filters or {}).items():
+        if key not in scope or not isinstance(value, str):
+            raise ApiError(422, f"filters.{key}: unsupported in message search", f"filters.{key}")
+        if scope[key] is not None and scope[key] != value:
+            raise ApiError(422, f"filters.{key}: conflicts with the path", f"filters.{key}")
+        scope[key] = value
+    return scope
+
+
+async def _search(
+    request: Request, ws: str, body: SearchIn, session_id: str | None, peer_id: str | None
+) -> list[MessageOut]:
+    scope = _narrow(body.filters, session_id=session_id, peer_id=peer_id)
+    query = SearchQuery(query=body.query, limit=body.limit, **scope)
+    got = await _ask(request, ws, query, SearchQuery.KIND, SearchReply)
+    return [_message(m) for m in got.messages]
+
+
+@router.post("/search", response_model=list[MessageOut])
+async def search_workspace(
+    workspace_id: str, body: SearchIn, svc: Svc, request: Request
+) -> list[MessageOut]:
+    """Messages of the workspace matching ``query`` by words and by meaning."""
+    await svc.store.workspace(workspace_id)
+    return await _search(request, workspace_id, body, None, None)
+
+
+@router.post("/sessions/{session_id}/search", response_model=list[MessageOut])
+async def search_session(
+    workspace_id: str, session_id: str, body: SearchIn, svc: Svc, request: Request
+) -> list[MessageOut]:
+    """Messages of one session matching ``query``."""
+    await svc.store.session(workspace_id, session_id)
+    return await _search(request, workspace_id, body, session_id, None)
+
+
+@router.post("/peers/{peer_id}/search", response_model=list[MessageOut])
+async def search_peer(
+    workspace_id: str, peer_id: str, body: SearchIn, svc: Svc, request: Request
+) -> list[MessageOut]:
+    """Messages one peer sent matching ``query``."""
+    await svc.store.peer(workspace_id, peer_id)
+    return await _search(request, workspace_id, body, None, peer_id)
