@@ -207,18 +207,6 @@ class CommandError(BaseModel):
     field: str | None = None
 
 
-class PostedMessage(BaseModel):
-    """A message as stored, echoed in the reply to ``post_messages``."""
-
-    id: str
-    session_id: str
-    peer_id: str
-    content: str
-    metadata: dict[str, object]
-    created_at: datetime
-    token_count: int
-
-
 class CommandReply(BaseModel):
     """Ingest's answer: the events appended, and the stream position a reader must wait for."""
 
@@ -229,6 +217,9 @@ class CommandReply(BaseModel):
     watermark: int = 0
     event_ids: list[str] = Field(default_factory=list)
     message_ids: list[str] = Field(default_factory=list)
-    messages: list[PostedMessage] = Field(default_factory=list)
+    # For post_messages: each message's token count, and the time given to messages that came
+    # without one, so the caller can answer without reading the messages back.
+    token_counts: list[int] = Field(default_factory=list)
+    posted_at: datetime | None = None
     observation_ids: list[str] = Field(default_factory=list)
     created: bool = False

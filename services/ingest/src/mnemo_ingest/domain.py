@@ -56,6 +56,7 @@ class Decision:
     created: bool = False
     message_ids: list[str] = field(default_factory=list)
     observation_ids: list[str] = field(default_factory=list)
+    posted_at: datetime | None = None
 
 
 def representations(
@@ -293,6 +294,7 @@ def _create_conclusions(b: _Builder, cmd: c.CreateConclusions) -> None:
 
 def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | None) -> None:
     session = _need_session(b.model, cmd.session_id)
+    b.decision.posted_at = b.ctx.now
     counts = token_counts or [0] * len(cmd.messages)
     if len(counts) != len(cmd.messages):
         raise ValueError("one token count per message is required")

@@ -104,19 +104,8 @@ class IngestService:
             event_ids=[e.event_id for e in decision.events],
             message_ids=decision.message_ids,
             observation_ids=decision.observation_ids,
-            messages=[
-                c.PostedMessage(
-                    id=e.message_id,
-                    session_id=e.session_id,
-                    peer_id=e.peer_id,
-                    content=e.content,
-                    metadata=e.metadata,
-                    created_at=e.created_at,
-                    token_count=e.token_count,
-                )
-                for e in decision.events
-                if isinstance(e, MessagePosted)
-            ],
+            token_counts=[e.token_count for e in decision.events if isinstance(e, MessagePosted)],
+            posted_at=decision.posted_at,
             created=decision.created,
         )
 

@@ -169,7 +169,10 @@ ON CONFLICT (workspace, id) DO NOTHING
 
 async def _insert_messages(cur: Any, rows: list[tuple[Any, ...]]) -> None:
     # One statement with array parameters: a round trip per batch, not per message.
-    await cur.execute(_BULK_INSERT_MESSAGES, [list(col) for col in zip(*rows, strict=True)])
+    # Binary parameters: arrays of text and jsonb dump without text escaping.
+    await cur.execute(
+        _BULK_INSERT_MESSAGES, [list(col) for col in zip(*rows, strict=True)], binary=True
+    )
 
 
 async def apply_batch(conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:

@@ -36,9 +36,17 @@ async def create_messages(
             session_id=session_id, messages=body.messages, idempotency_key=idempotency_key
         ),
     )
-    # The reply echoes the stored messages (the bus has already waited for their projection);
-    # serialised directly, as FastAPI would otherwise validate the response a second time.
-    out = [MessageOut(workspace_id=workspace_id, **m.model_dump()) for m in reply.messages]
+    # Answered from the request and the reply (ids, token counts, time), without a read-back:
+    # the bus has already waited for the messages' projection.
+    when = reply.posted_at
+    out = [
+        MessageOut(
+            id=mid, content=m.content, peer_id=m.peer_id, session_id=session_id,
+            workspace_id=workspace_id, metadata=m.metadata or {}, created_at=m.created_at or when,
+            token_count=tokens,
+        )
+        for mid, m, tokens in zip(reply.message_ids, body.messages, reply.token_counts, strict=True)
+    ]  # fmt: skip
     return Response(_MESSAGES.dump_json(out), status_code=201, media_type="application/json")
 
 
