@@ -13,6 +13,7 @@ from typing import Protocol
 
 from mnemo_runtime.models.calls import CallRuntime
 from mnemo_runtime.models.local.deriver import MODEL_NAME, LocalDeriver
+from mnemo_runtime.models.local.dialectic import DIALECTIC_STAGES, LocalDialectic
 from mnemo_runtime.models.ports import (
     ChatModel,
     ModelRejected,
@@ -35,6 +36,7 @@ class Skill(Protocol):
 # One line per stage the reasoner can serve.
 SKILLS: Mapping[Stage, Callable[[], Skill]] = {
     Stage.DERIVER: LocalDeriver,
+    **dict.fromkeys(DIALECTIC_STAGES, LocalDialectic),
 }
 
 

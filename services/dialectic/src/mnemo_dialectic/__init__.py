@@ -1,0 +1,1 @@
+"""Mnemo dialectic: answers questions about a peer, grounded in cited evidence."""

@@ -1,0 +1,55 @@
+"""Composition root of the dialectic."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_dialectic.adapters.reader import PgScopeReader
+from mnemo_dialectic.agent import DialecticAgent
+from mnemo_dialectic.domain import stage_of
+from mnemo_dialectic.handlers import ChatHandlers
+from mnemo_dialectic.settings import DialecticSettings
+from mnemo_runtime import rpc
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.models import ChatModel, Stage, UsageLedger
+from mnemo_runtime.models.config import ModelSettings, build_model
+from mnemo_runtime.models.local import local_model
+from mnemo_schema import subjects
+from mnemo_schema.dialectic_queries import REASONING_LEVELS, ChatQuery
+
+
+def build_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
+    """The configured model of every reasoning level (the local reasoner without a key)."""
+    settings = ModelSettings()
+    ledger = ledger or UsageLedger()
+    return {
+        stage_of(level): build_model(
+            stage_of(level), settings, local_factory=local_model, ledger=ledger
+        )
+        for level in REASONING_LEVELS
+    }
+
+
+async def run(
+    nc: NATS,
+    js: JetStreamContext,  # noqa: ARG001  (the shape every query service is started with)
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None,
+    stop: asyncio.Event,
+) -> None:
+    """Run the dialectic until ``stop``."""
+    settings = DialecticSettings()
+    agent = DialecticAgent(build_models(), PgScopeReader(pool, memory), settings)
+    handlers = ChatHandlers(agent)
+    sub = await rpc.serve(
+        nc, subjects.query_filter("chat"), ChatQuery, handlers.answer, settings.queue_group,
+        stream_handler=handlers.stream,
+    )  # fmt: skip
+    try:
+        await stop.wait()
+    finally:
+        await sub.unsubscribe()

@@ -1,0 +1,92 @@
+"""Honcho v3 routes answered by the dialectic service: chat, plain or as Server-Sent Events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo_gateway.deps import Svc
+from mnemo_gateway.errors import ApiError
+from mnemo_runtime import rpc
+from mnemo_schema import subjects
+from mnemo_schema.dialectic_queries import (
+    ChatAnswer,
+    ChatChunk,
+    ChatQuery,
+    ReasoningLevel,
+)
+
+router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["dialectic"])
+
+# A deep reasoning level makes several model calls; the gateway waits for all of them.
+CHAT_TIMEOUT_S = 300.0
+
+
+class ChatBody(BaseModel):
+    """The SDK's DialecticParams."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=10_000, pattern=r"\S")
+    session_id: str | None = None
+    target: str | None = None
+    stream: bool = False
+    reasoning_level: ReasoningLevel = "low"
+    response_format: dict[str, Any] | None = None
+    include_evidence: bool = False
+
+
+def _sse(chunk: ChatChunk) -> bytes:
+    return f"data: {chunk.model_dump_json(exclude={'citations'})}\n\n".encode()
+
+
+@router.post("/peers/{peer_id}/chat", response_model=ChatAnswer)
+async def chat(workspace_id: str, peer_id: str, body: ChatBody, svc: Svc, request: Request) -> Any:
+    """Ask what ``peer_id`` knows about ``target`` (itself by default)."""
+    if body.response_format is not None:
+        raise ApiError(
+            422, "response_format: structured answers are not supported", "response_format"
+        )
+    await svc.store.peer(workspace_id, peer_id)
+    if body.target is not None:
+        try:
+            await svc.store.peer(workspace_id, body.target)
+        except ApiError as err:
+            raise ApiError(404, f"peer {body.target!r} not found", "target") from err
+    if body.session_id is not None:
+        await svc.store.session(workspace_id, body.session_id)
+    query = ChatQuery(
+        observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
+        query=body.query, reasoning_level=body.reasoning_level,
+        include_evidence=body.include_evidence,
+    )  # fmt: skip
+    subject = subjects.query_subject(workspace_id, "chat")
+    nc = request.app.state.nc
+    if not body.stream:
+        try:
+            return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S)
+        except rpc.QueryError as err:
+            raise ApiError(err.status, err.detail, err.field) from err
+    chunks = rpc.stream(nc, subject, query, ChatChunk, CHAT_TIMEOUT_S)
+    try:
+        # The first chunk is awaited here so a refused query is an HTTP error, not a broken stream.
+        first = await anext(chunks)
+    except rpc.QueryError as err:
+        raise ApiError(err.status, err.detail, err.field) from err
+
+    async def events() -> AsyncIterator[bytes]:
+        yield _sse(first)
+        if first.done:
+            return
+        try:
+            async for chunk in chunks:
+                yield _sse(chunk)
+        except rpc.QueryError:
+            # Headers are sent; end the stream so the client sees it finish.
+            yield _sse(ChatChunk(done=True))
+
+    return StreamingResponse(events(), media_type="text/event-stream")
