@@ -1,0 +1,181 @@
+"""get_context latency against session size: the cost must follow the budget, not the history.
+
+``python -m mnemo_cli.bench_context`` uses DATABASE_URL, or a throwaway local Postgres.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mnemo_context.app import build_service
+from mnemo_context.handlers import ContextService
+from mnemo_projector.tables import create_tables
+from mnemo_runtime.embeddings import Embedder, MiniLMEmbedder
+from mnemo_runtime.memory.tables import create_memory_tables
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.pg import open_pool
+from mnemo_runtime.tokens import TokenCounter
+from mnemo_runtime.vectors import EdgeVectorIndex, ObservationPayload, VectorPoint
+from mnemo_schema.context_queries import DEFAULT_CONTEXT_TOKENS, ContextQuery
+
+SUBJECTS = ("the garden", "a new job", "the trip to Lisbon", "painting", "the kids", "running")
+VERBS = ("talked about", "is worried about", "is excited about", "asked a question about")
+TEMPLATE = "{who} {verb} {what}; it came up again after {n} days and felt {mood}."
+MOODS = ("calm", "urgent", "funny", "sad", "hopeful")
+# The summarizer's cadence keeps summaries this many messages behind the newest one.
+SUMMARY_LAG = 20
+
+
+def _texts(k: int = 240) -> list[str]:
+    return [
+        TEMPLATE.format(
+            who=("Alice", "Bob")[i % 2],
+            verb=VERBS[i % len(VERBS)],
+            what=SUBJECTS[i % len(SUBJECTS)],
+            n=i,
+            mood=MOODS[i % len(MOODS)],
+        )
+        for i in range(k)
+    ]
+
+
+async def _fill(pool: Any, index: EdgeVectorIndex, embedder: Embedder, ws: str, n: int) -> None:
+    """A session of ``n`` messages, summaries, and ``n`` observations of (alice, bob) with vectors."""
+    texts = _texts()
+    tokens = TokenCounter().count_many(texts)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    async with pool.connection() as conn:
+        await conn.execute("INSERT INTO workspaces (id, uid, metadata, configuration, created_at)"
+                           " VALUES (%s, %s, '{}', '{}', now())", (ws, ws))  # fmt: skip
+        async with conn.cursor().copy(
+            "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
+            " created_at) FROM STDIN"
+        ) as copy:
+            for i in range(1, n + 1):
+                t = (i * 7) % len(texts)
+                peer = ("alice", "bob")[i % 2]
+                when = start + timedelta(seconds=i)
+                await copy.write_row((ws, f"m{i}", "s", i, peer, texts[t], tokens[t], when))
+        covered = max(n - SUMMARY_LAG, 1)
+        for kind, words in (("short", 200), ("long", 900)):
+            content = " ".join(["summary"] * words)
+            await conn.execute(
+                "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
+                " message_id, message_seq, messages_covered, token_count, created_at)"
+                " VALUES (%s, 's', %s, 1, %s, %s, %s, %s, %s, now())",
+                (ws, kind, content, f"m{covered}", covered, covered, words),
+            )
+        async with conn.cursor().copy(
+            "COPY observations (workspace, id, observer, observed, session_id, level, content,"
+            " content_key, origin, created_at, seq) FROM STDIN"
+        ) as copy:
+            for i in range(n):
+                text = texts[i % len(texts)].replace("Alice", "Bob") + f" (#{i})"
+                await copy.write_row(
+                    (ws, f"o{i}", "alice", "bob", "s", "explicit", text, text, "bench", start, i)
+                )
+        await conn.execute("ANALYZE messages")
+        await conn.execute("ANALYZE observations")
+    rng = np.random.default_rng(n)
+    for offset in range(0, n, 2_000):
+        size = min(2_000, n - offset)
+        vectors = rng.standard_normal((size, embedder.dimension), dtype=np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        payload = ObservationPayload(ws, "alice", "bob", "explicit", 1.7e9, "s")
+        await index.upsert(
+            [VectorPoint(f"o{offset + i}", vectors[i], payload) for i in range(size)]
+        )
+
+
+def _percentiles(latencies: Sequence[float]) -> dict[str, float]:
+    ms = np.asarray(latencies) * 1000
+    return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99))}
+
+
+async def _time(
+    service: ContextService, ws: str, query: ContextQuery, samples: int
+) -> dict[str, Any]:
+    for _ in range(10):
+        await service.context(ws, query)
+    latencies, tokens, messages = [], 0, 0
+    for _ in range(samples):
+        started = time.perf_counter()
+        reply = await service.context(ws, query)
+        latencies.append(time.perf_counter() - started)
+        tokens, messages = reply.tokens, len(reply.messages)
+    return {**_percentiles(latencies), "tokens": tokens, "messages": messages}
+
+
+CASES = {
+    "summary": ContextQuery(session_id="s"),
+    "no_summary": ContextQuery(session_id="s", summary=False),
+    "search_query": ContextQuery(
+        session_id="s",
+        peer_target="bob",
+        peer_perspective="alice",
+        slice={"search_query": "What is Bob excited about?", "search_top_k": 10},
+    ),
+}
+
+
+async def bench_get_context(
+    database_url: str,
+    sizes: Sequence[int] = (1_000, 100_000),
+    samples: int = 300,
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
+    """p50 / p99 of get_context at the default budget for a session of each size."""
+    embedder = embedder or MiniLMEmbedder(workers=1)
+    pool = await open_pool(database_url, min_size=2, max_size=4)
+    results: dict[str, Any] = {"budget": DEFAULT_CONTEXT_TOKENS, "sizes": {}}
+    try:
+        async with pool.connection() as conn:
+            await create_tables(conn)
+            await create_memory_tables(conn)
+        with tempfile.TemporaryDirectory() as folder:
+            index = EdgeVectorIndex(Path(folder))
+            await index.ensure(embedder.dimension, embedder.model_name)
+            service = await build_service(pool, MemoryAdapters(embedder, index))
+            try:
+                for n in sizes:
+                    ws = f"bench-ctx-{uuid.uuid4().hex[:8]}"
+                    await _fill(pool, index, embedder, ws, n)
+                    results["sizes"][n] = {
+                        case: await _time(service, ws, query, samples)
+                        for case, query in CASES.items()
+                    }
+            finally:
+                await index.close()
+    finally:
+        await pool.close()
+    small, large = (results["sizes"][n] for n in (min(sizes), max(sizes)))
+    results["p50_growth"] = {case: large[case]["p50_ms"] / small[case]["p50_ms"] for case in CASES}
+    return results
+
+
+async def _main() -> dict[str, Any]:
+    if url := os.environ.get("DATABASE_URL"):
+        return await bench_get_context(url)
+    from mnemo_runtime.stack import LocalPostgres, free_port
+
+    with tempfile.TemporaryDirectory() as folder:
+        local = LocalPostgres(Path(folder), free_port(), durable=False)
+        try:
+            return await bench_get_context(local.start())
+        finally:
+            local.stop()
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(_main()), indent=2))
