@@ -14,6 +14,7 @@ from typing import Protocol
 from mnemo_runtime.models.calls import CallRuntime
 from mnemo_runtime.models.local.deriver import MODEL_NAME, LocalDeriver
 from mnemo_runtime.models.local.dialectic import DIALECTIC_STAGES, LocalDialectic
+from mnemo_runtime.models.local.summarizer import LocalSummarizer
 from mnemo_runtime.models.ports import (
     ChatModel,
     ModelRejected,
@@ -37,6 +38,7 @@ class Skill(Protocol):
 SKILLS: Mapping[Stage, Callable[[], Skill]] = {
     Stage.DERIVER: LocalDeriver,
     **dict.fromkeys(DIALECTIC_STAGES, LocalDialectic),
+    Stage.SUMMARIZER: LocalSummarizer,
 }
 
 

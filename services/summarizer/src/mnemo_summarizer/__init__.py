@@ -1,0 +1,1 @@
+"""Mnemo summarizer: short and long session summaries on a message cadence."""

@@ -1,0 +1,66 @@
+"""What Postgres holds about a session: configuration, newest summaries, messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_schema.config import SummaryConfiguration
+from mnemo_schema.summaries import SummaryType
+from mnemo_summarizer.cadence import KINDS, Stored, Turn
+from mnemo_summarizer.ports import SessionRecord
+
+_CONFIG = """
+SELECT w.configuration -> 'summary' AS workspace, s.configuration -> 'summary' AS session
+FROM (SELECT 1) one
+LEFT JOIN workspaces w ON w.id = %(ws)s
+LEFT JOIN sessions s ON s.workspace = %(ws)s AND s.id = %(sid)s
+"""
+
+_LATEST = """
+SELECT DISTINCT ON (summary_type) summary_type, content, message_seq, messages_covered
+FROM summaries WHERE workspace = %(ws)s AND session_id = %(sid)s
+ORDER BY summary_type, message_seq DESC, seq DESC
+"""
+
+_MESSAGES = """
+SELECT seq, id, peer_id, content, created_at FROM messages
+WHERE workspace = %(ws)s AND session_id = %(sid)s AND seq > %(after)s AND seq < %(before)s
+ORDER BY seq
+"""
+
+
+def _config(raw: Any) -> SummaryConfiguration | None:
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return SummaryConfiguration.model_validate(raw)
+    except ValueError:
+        return None
+
+
+class PgSessionHistory:
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+
+    async def load(self, workspace: str, session_id: str, before_seq: int) -> SessionRecord:
+        args: dict[str, object] = {"ws": workspace, "sid": session_id, "before": before_seq}
+        async with self._pool.connection() as conn:
+            # The pool hands out rows as dicts.
+            row: dict[str, Any] | None = await (await conn.execute(_CONFIG, args)).fetchone()  # type: ignore[assignment]
+            configs = (_config(row["workspace"]), _config(row["session"])) if row else ()
+            latest: dict[SummaryType, Stored] = {}
+            stored: list[dict[str, Any]] = await (await conn.execute(_LATEST, args)).fetchall()  # type: ignore[assignment]
+            for r in stored:
+                if r["summary_type"] in KINDS:
+                    latest[r["summary_type"]] = Stored(
+                        r["content"], int(r["message_seq"]), int(r["messages_covered"])
+                    )
+            # Both tracks are rebuilt from the messages after the older of the two summaries.
+            args["after"] = min((latest[k].message_seq if k in latest else 0) for k in KINDS)
+            rows: list[dict[str, Any]] = await (await conn.execute(_MESSAGES, args)).fetchall()  # type: ignore[assignment]
+        messages = tuple(
+            Turn(int(r["seq"]), r["id"], r["peer_id"], r["content"], r["created_at"]) for r in rows
+        )
+        return SessionRecord(configs=configs, latest=latest, messages=messages)

@@ -1,0 +1,118 @@
+"""From a due summary to a model request, and from the model's answer to ``SummaryUpdated``. Pure.
+
+The request is one user turn in a plain text format, readable by a language model and parsed
+by the local reasoner's summarizer skill (``mnemo_runtime.models.local.summarizer``)::
+
+    Summary: short
+    Word limit: 150
+
+    Previous summary:
+    <the previous summary of this type, or "(none)">
+
+    New messages:
+    [2023-05-08T13:56:00+00:00] caroline: I went to a LGBTQ support group yesterday.
+    [2023-05-08T13:57:00+00:00] melanie: That's great!
+
+One message per line: its creation time in brackets, the author's peer id, a colon, and the
+content with line breaks folded into spaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mnemo_runtime.models import Message, ModelRequest, ModelResponse, Stage
+from mnemo_schema.events import MessagePosted
+from mnemo_schema.ids import derived_event_id
+from mnemo_schema.summaries import SummaryType, SummaryUpdated
+from mnemo_summarizer.cadence import Job, Turn
+
+SUMMARIZER_PROMPT = """\
+You maintain a running summary of a conversation stored in Mnemo, a memory for AI agents. \
+Agents read this summary instead of the full transcript, so it must carry what they need to \
+continue the conversation well.
+
+You are given the previous summary (or none) and the messages that came after it. Write one \
+updated summary that merges the two:
+- Keep every person's name, and who said or did what.
+- Keep dates, times, places, numbers and other specifics exactly as given.
+- Keep decisions, plans, commitments, preferences and open questions or unfinished threads.
+- Drop greetings, small talk and repetition.
+- When a new message contradicts the previous summary, the newer message wins.
+- Write in the third person, in plain prose, oldest to newest.
+- Stay under the word limit; when space is short, compress older material before newer.
+
+Answer with the summary text only: no heading, no preamble, no commentary."""
+
+NONE = "(none)"
+_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+
+
+def render_line(turn: Turn) -> str:
+    """One message in the request's format."""
+    content = _BREAKS.sub(" ", turn.content.strip())
+    return f"[{turn.created_at.isoformat()}] {turn.peer_id}: {content}"
+
+
+def render(job: Job, word_limit: int) -> str:
+    """The user turn asking for ``job``'s summary."""
+    previous = (job.previous or "").strip() or NONE
+    lines = "\n".join(render_line(t) for t in job.turns)
+    return (
+        f"Summary: {job.kind}\nWord limit: {word_limit}\n\n"
+        f"Previous summary:\n{previous}\n\nNew messages:\n{lines}\n"
+    )
+
+
+def request(job: Job, word_limit: int, max_tokens: int) -> ModelRequest:
+    """One plain-text model turn per summary."""
+    return ModelRequest(
+        stage=Stage.SUMMARIZER,
+        system=SUMMARIZER_PROMPT,
+        messages=(Message.user(render(job, word_limit)),),
+        max_tokens=max_tokens,
+        temperature=0.0,
+    )
+
+
+def answer(response: ModelResponse) -> str | None:
+    """The summary in a model's answer; None when the answer is unusable (empty or refused).
+
+    A truncated answer (``max_tokens``) is kept: a summary cut short still covers most of
+    the session, and the next one is written from it.
+    """
+    if response.stop_reason == "refusal":
+        return None
+    text = response.text.strip()
+    for prefix in ("Summary:", "Updated summary:"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :].strip()
+    return text or None
+
+
+def summary_event_id(workspace: str, session_id: str, kind: SummaryType, seq: int) -> str:
+    """The same id for the same summary, so a redelivered message cannot publish it twice."""
+    return derived_event_id("sum", workspace, session_id, kind, str(seq))
+
+
+def summary_event(job: Job, content: str, token_count: int, cause: MessagePosted) -> SummaryUpdated:
+    """The event recording ``job``'s summary, caused by the message that completed it."""
+    return SummaryUpdated(
+        event_id=summary_event_id(cause.workspace, cause.session_id, job.kind, job.newest.seq),
+        workspace=cause.workspace,
+        trace=cause.trace,
+        correlation_id=cause.correlation_id,
+        causation_id=cause.event_id,
+        session_id=cause.session_id,
+        summary_type=job.kind,
+        content=content,
+        message_id=job.newest.message_id,
+        message_seq=job.newest.seq,
+        messages_covered=job.messages_covered,
+        token_count=token_count,
+    )
+
+
+def turn_of(seq: int, event: MessagePosted) -> Turn:
+    """The summarizer's view of a posted message."""
+    return Turn(seq, event.message_id, event.peer_id, event.content, event.created_at)

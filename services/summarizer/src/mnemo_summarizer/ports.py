@@ -1,0 +1,41 @@
+"""What the summarizer needs from outside."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from mnemo_schema.config import SummaryConfiguration
+from mnemo_schema.events import Envelope
+from mnemo_schema.summaries import SummaryType
+from mnemo_summarizer.cadence import Stored, Turn
+
+
+class SummaryLog(Protocol):
+    async def publish(self, events: Sequence[Envelope]) -> list[int]:
+        """Append events in order; their positions once stored."""
+        ...
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What is stored about a session: its summary configuration, newest summaries, messages."""
+
+    # Workspace configuration first, then the session's; later entries override earlier ones.
+    configs: tuple[SummaryConfiguration | None, ...] = ()
+    latest: dict[SummaryType, Stored] = field(default_factory=dict)
+    # Messages after the older of the newest summaries and before the given position, by seq.
+    messages: tuple[Turn, ...] = ()
+
+
+class SessionHistory(Protocol):
+    async def load(self, workspace: str, session_id: str, before_seq: int) -> SessionRecord:
+        """The session as stored, with its messages older than ``before_seq``."""
+        ...
+
+
+class DeadLetters(Protocol):
+    async def park(self, reason: str, payload: dict[str, object]) -> None:
+        """Keep work that could not be done, with the reason, for inspection and replay."""
+        ...

@@ -1,0 +1,214 @@
+"""The summarizer service with fakes at its ports: what is published, acked, requeued, parked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from mnemo_runtime.models import ModelRequest, ModelUnavailable
+from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.models.local.summarizer import parse_input
+from mnemo_runtime.models.scripted import ScriptedModel, text_reply
+from mnemo_schema.config import SummaryConfiguration
+from mnemo_schema.events import Envelope, MessagePosted
+from mnemo_schema.summaries import SummaryUpdated
+from mnemo_summarizer.cadence import Stored, Turn
+from mnemo_summarizer.ports import SessionRecord
+from mnemo_summarizer.service import Delivery, SummarizerService
+from mnemo_summarizer.settings import SummarizerSettings
+
+AT = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+WS, SID = "ws1", "s1"
+
+
+class Log:
+    def __init__(self) -> None:
+        self.events: list[Envelope] = []
+
+    async def publish(self, events: Sequence[Envelope]) -> list[int]:
+        self.events.extend(events)
+        return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
+
+    def summaries(self) -> list[SummaryUpdated]:
+        return [e for e in self.events if isinstance(e, SummaryUpdated)]
+
+
+class History:
+    def __init__(self, record: SessionRecord | None = None) -> None:
+        self.record = record or SessionRecord()
+        self.loads: list[int] = []
+
+    async def load(self, workspace: str, session_id: str, before_seq: int) -> SessionRecord:
+        self.loads.append(before_seq)
+        return SessionRecord(
+            configs=self.record.configs,
+            latest=self.record.latest,
+            messages=tuple(m for m in self.record.messages if m.seq < before_seq),
+        )
+
+
+class Dead:
+    def __init__(self) -> None:
+        self.parked: list[tuple[str, dict[str, object]]] = []
+
+    async def park(self, reason: str, payload: dict[str, object]) -> None:
+        self.parked.append((reason, payload))
+
+
+class Settled:
+    def __init__(self) -> None:
+        self.acked: list[int] = []
+        self.naked: list[tuple[int, float]] = []
+
+    def delivery(self, seq: int, session: str = SID) -> Delivery:
+        speaker = "caroline" if seq % 2 else "melanie"
+        event = MessagePosted(
+            workspace=WS, session_id=session, message_id=f"m{seq}", peer_id=speaker,
+            content=f"I adopted a dog named Rex{seq} on May {seq % 28 + 1}.", metadata={},
+            created_at=AT, token_count=12,
+        )  # fmt: skip
+
+        async def ack() -> None:
+            self.acked.append(seq)
+
+        async def nak(delay: float) -> None:
+            self.naked.append((seq, delay))
+
+        return Delivery(seq, event, ack, nak)
+
+
+def service(
+    model: object, history: History | None = None, **settings: object
+) -> tuple[SummarizerService, Log, Dead]:
+    log, dead = Log(), Dead()
+    svc = SummarizerService(
+        SummarizerSettings(**settings),  # type: ignore[arg-type]
+        model,  # type: ignore[arg-type]
+        log,
+        history or History(),
+        dead,
+        lambda text: len(text.split()),
+    )
+    return svc, log, dead
+
+
+async def test_sixty_messages_give_three_short_summaries_and_one_long():
+    svc, log, _ = service(LocalReasoner())
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 61)])
+    got = [
+        (s.summary_type, s.message_id, s.message_seq, s.messages_covered) for s in log.summaries()
+    ]
+    assert got == [
+        ("short", "m20", 20, 20),
+        ("short", "m40", 40, 40),
+        ("short", "m60", 60, 60),
+        ("long", "m60", 60, 60),
+    ]
+    assert bus.acked == list(range(1, 61))
+    for s in log.summaries():
+        assert "Caroline:" in s.content and "Melanie:" in s.content
+        assert s.token_count == len(s.content.split())
+        assert s.causation_id is not None
+
+
+async def test_each_summary_is_built_from_the_previous_one_of_its_type():
+    model = ScriptedModel(otherwise=lambda r: text_reply(f"summary {len(model.requests)}"))
+    svc, _, _ = service(model)
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 41)])
+    second = parse_input(model.requests[1].messages[-1].text())
+    assert second.previous == "summary 1"
+    assert second.kind == "short" and second.word_limit == 150
+    assert [m.content for m in second.messages][-1].startswith("I adopted a dog named Rex40")
+
+
+async def test_a_redelivered_message_is_acked_without_counting_it_twice():
+    svc, log, _ = service(LocalReasoner())
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 21)])
+    await svc.deliver([bus.delivery(20)])
+    assert len(log.summaries()) == 1
+    assert bus.acked == [*range(1, 21), 20]
+
+
+async def test_a_model_outage_requeues_the_message_and_its_sessions_later_ones():
+    outage = ModelUnavailable("503", attempts=3)
+    model = ScriptedModel(outage, otherwise=lambda r: text_reply("Caroline adopted a dog."))
+    svc, log, dead = service(model, retry_delay_s=7.0)
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 22)])
+    await svc.deliver([bus.delivery(1, session="other")])
+    assert log.summaries() == [] and dead.parked == []
+    assert bus.naked == [(20, 7.0), (21, 7.0)]
+    assert bus.acked == [*range(1, 20), 1]
+    # Redelivered in order, the work is done once and counted once.
+    await svc.deliver([bus.delivery(20), bus.delivery(21)])
+    assert [s.message_id for s in log.summaries()] == ["m20"]
+    assert bus.acked[-2:] == [20, 21]
+    state = svc.session(WS, SID)
+    assert state is not None and state.last_seq == 21
+    assert len(state.tracks["short"].pending) == 1 and state.pending() == 21
+
+
+async def test_empty_answers_after_every_attempt_park_the_work_and_move_on():
+    model = ScriptedModel(text_reply(""), text_reply("  "), text_reply(""))
+    model.then(text_reply("Second window."))
+    svc, log, dead = service(model, attempts=3)
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 41)])
+    assert len(dead.parked) == 1
+    reason, payload = dead.parked[0]
+    assert "malformed" in reason
+    assert payload["summary_type"] == "short"
+    assert payload["message_ids"] == [f"m{i}" for i in range(1, 21)]
+    assert bus.acked == list(range(1, 41)) and bus.naked == []
+    assert [(s.message_id, s.content) for s in log.summaries()] == [("m40", "Second window.")]
+
+
+async def test_a_restart_resumes_counting_from_the_stored_summaries_and_messages():
+    stored = tuple(Turn(s, f"m{s}", "caroline", f"Old message {s}.", AT) for s in range(1, 46))
+    history = History(
+        SessionRecord(latest={"short": Stored("Caroline moved.", 40, 40)}, messages=stored)
+    )
+    model = ScriptedModel(otherwise=lambda r: text_reply("Caroline adopted Rex."))
+    svc, log, _ = service(model, history)
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(45, 61)])  # 45 is a redelivery
+    assert history.loads == [45]
+    got = [(s.summary_type, s.message_seq, s.messages_covered) for s in log.summaries()]
+    assert got == [("short", 60, 60), ("long", 60, 60)]
+    first = parse_input(model.requests[0].messages[-1].text())
+    assert first.previous == "Caroline moved."
+    assert len(first.messages) == 20
+
+
+async def test_session_configuration_sets_the_cadence():
+    history = History(
+        SessionRecord(configs=(None, SummaryConfiguration(messages_per_short_summary=3)))
+    )
+    svc, log, _ = service(LocalReasoner(), history)
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 7)])
+    assert [s.message_seq for s in log.summaries()] == [3, 6]
+
+
+async def test_summary_event_ids_are_derived_so_a_republish_is_deduplicated():
+    svc_a, log_a, _ = service(LocalReasoner())
+    svc_b, log_b, _ = service(ScriptedModel(otherwise=lambda r: text_reply("different")))
+    for svc in (svc_a, svc_b):
+        bus = Settled()
+        await svc.deliver([bus.delivery(seq) for seq in range(1, 21)])
+    assert log_a.summaries()[0].event_id == log_b.summaries()[0].event_id
+
+
+def test_the_request_names_the_stage_and_carries_the_prompt():
+    from mnemo_summarizer.cadence import Job
+    from mnemo_summarizer.domain import SUMMARIZER_PROMPT, request
+
+    turns = (Turn(1, "m1", "caroline", "Line one\nline two", AT),)
+    req: ModelRequest = request(Job("long", None, turns, 1), 600, 2048)
+    assert req.system == SUMMARIZER_PROMPT and req.max_tokens == 2048
+    parsed = parse_input(req.messages[0].text())
+    assert parsed.kind == "long" and parsed.word_limit == 600 and parsed.previous is None
+    assert [(m.peer_id, m.content) for m in parsed.messages] == [("caroline", "Line one line two")]
