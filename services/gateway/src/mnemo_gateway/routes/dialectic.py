@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from mnemo_gateway.deps import Svc
 from mnemo_gateway.errors import ApiError
@@ -24,6 +24,7 @@ router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["dialectic"])
 
 # A deep reasoning level makes several model calls; the gateway waits for all of them.
 CHAT_TIMEOUT_S = 300.0
+MAX_QUERY = 10_000
 
 
 class ChatBody(BaseModel):
@@ -31,7 +32,8 @@ class ChatBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=10_000, pattern=r"\S")
+    # Checked in the route: a length error here would be reported against the whole body.
+    query: str
     session_id: str | None = None
     target: str | None = None
     stream: bool = False
@@ -47,6 +49,8 @@ def _sse(chunk: ChatChunk) -> bytes:
 @router.post("/peers/{peer_id}/chat", response_model=ChatAnswer)
 async def chat(workspace_id: str, peer_id: str, body: ChatBody, svc: Svc, request: Request) -> Any:
     """Ask what ``peer_id`` knows about ``target`` (itself by default)."""
+    if not body.query.strip() or len(body.query) > MAX_QUERY:
+        raise ApiError(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
     if body.response_format is not None:
         raise ApiError(
             422, "response_format: structured answers are not supported", "response_format"
