@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from mnemo_context.domain import Observation
 from mnemo_context.handlers import ContextService
-from mnemo_context.ports import StoredMessage, StoredSummary
+from mnemo_context.ports import StoredSummary
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.context_queries import (
     ContextMessage,
@@ -20,8 +20,9 @@ from mnemo_schema.context_queries import (
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def message(seq: int, tokens: int = 10) -> StoredMessage:
-    return StoredMessage(
+def message(seq: int, tokens: int = 10) -> tuple[int, ContextMessage]:
+    return (
+        seq,
         ContextMessage(
             id=f"m{seq}",
             content=f"message {seq}",
@@ -32,7 +33,6 @@ def message(seq: int, tokens: int = 10) -> StoredMessage:
             created_at=NOW,
             token_count=tokens,
         ),
-        seq,
     )
 
 
@@ -47,16 +47,21 @@ class FakeReads:
     async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
         return self.summaries
 
-    async def messages_newest_first(
+    async def message_sizes(
         self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
-    ) -> list[StoredMessage]:
+    ) -> list[tuple[int, int]]:
         rows = [
-            m
-            for m in reversed(self.messages)
-            if m.seq > after_seq and (before_seq is None or m.seq < before_seq)
+            (seq, m.token_count)
+            for seq, m in reversed(self.messages)
+            if seq > after_seq and (before_seq is None or seq < before_seq)
         ][:limit]
         self.rows_read += len(rows)
         return rows
+
+    async def messages_between(
+        self, ws: str, session_id: str, first_seq: int, last_seq: int
+    ) -> list[ContextMessage]:
+        return [m for seq, m in self.messages if first_seq <= seq <= last_seq]
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
         return self.cards.get((observer, observed))
@@ -82,7 +87,7 @@ class FakeReads:
     async def text_messages(
         self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
     ) -> list[ContextMessage]:
-        return [m.message for m in self.messages if query in m.message.content][:limit]
+        return [m for _, m in self.messages if query in m.content][:limit]
 
     async def source_messages(
         self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None

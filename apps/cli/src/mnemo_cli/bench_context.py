@@ -117,6 +117,17 @@ async def _time(
     return {**_percentiles(latencies), "tokens": tokens, "messages": messages}
 
 
+async def _embedding(embedder: Embedder, samples: int) -> dict[str, float]:
+    """What embedding the search query alone costs: the floor of the search_query case."""
+    latencies = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        await embedder.embed([SEARCH])
+        latencies.append(time.perf_counter() - started)
+    return _percentiles(latencies)
+
+
+SEARCH = "What is Bob excited about?"
 CASES = {
     "summary": ContextQuery(session_id="s"),
     "no_summary": ContextQuery(session_id="s", summary=False),
@@ -124,7 +135,7 @@ CASES = {
         session_id="s",
         peer_target="bob",
         peer_perspective="alice",
-        slice={"search_query": "What is Bob excited about?", "search_top_k": 10},
+        slice={"search_query": SEARCH, "search_top_k": 10},
     ),
 }
 
@@ -159,6 +170,7 @@ async def bench_get_context(
                 await index.close()
     finally:
         await pool.close()
+    results["query_embedding"] = await _embedding(embedder, samples)
     small, large = (results["sizes"][n] for n in (min(sizes), max(sizes)))
     results["p50_growth"] = {case: large[case]["p50_ms"] / small[case]["p50_ms"] for case in CASES}
     return results

@@ -30,8 +30,10 @@ from mnemo_schema.context_queries import (
     SearchReply,
 )
 
-FIRST_PAGE = 64
-MAX_PAGE = 1024
+# Pages of message sizes: a budget's worth at a few tokens a message, within bounds.
+MIN_MESSAGE_TOKENS = 8
+FIRST_PAGE = 32
+MAX_PAGE = 4096
 # Self-representations a workspace-wide search looks in; beyond this, full-text alone ranks.
 SEARCH_PEERS = 32
 # Candidates per ranking before fusion: enough that a hit ranked low by one list can surface.
@@ -143,21 +145,25 @@ class ContextService:
     async def _recent(
         self, ws: str, session_id: str, after_seq: int, window: MessageWindow
     ) -> list[ContextMessage]:
-        """Newest messages after ``after_seq`` that fit, oldest first; reads pages, never the session."""
-        taken: list[ContextMessage] = []
-        before: int | None = None
-        page = FIRST_PAGE
+        """Newest messages after ``after_seq`` that fit, oldest first; reads pages, never the session.
+
+        Sizes are read first (two narrow columns off the session index), then only the messages
+        taken, so a page that overshoots the budget costs little.
+        """
+        newest: int | None = None
+        oldest: int | None = None
         while not window.full:
-            rows = await self._reads.messages_newest_first(ws, session_id, after_seq, before, page)
-            for row in rows:
-                if not window.offer(row.message.token_count):
+            page = min(max(window.left // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
+            sizes = await self._reads.message_sizes(ws, session_id, after_seq, oldest, page)
+            for seq, tokens in sizes:
+                if not window.offer(tokens):
                     break
-                taken.append(row.message)
-            if len(rows) < page:
+                newest, oldest = seq if newest is None else newest, seq
+            if len(sizes) < page:
                 break
-            before, page = rows[-1].seq, min(page * 2, MAX_PAGE)
-        taken.reverse()
-        return taken
+        if newest is None or oldest is None:
+            return []
+        return await self._reads.messages_between(ws, session_id, oldest, newest)
 
     async def search(self, ws: str, q: SearchQuery) -> SearchReply:
         """Full-text and observation-vector rankings of messages, fused by reciprocal rank."""

@@ -16,12 +16,6 @@ class StoredSummary:
     message_seq: int  # the last message the summary covers
 
 
-@dataclass(frozen=True)
-class StoredMessage:
-    message: ContextMessage
-    seq: int
-
-
 class Reads(Protocol):
     """Scoped reads of messages, summaries, observations and cards."""
 
@@ -29,10 +23,16 @@ class Reads(Protocol):
         """The newest summary of each type ('short', 'long') of a session."""
         ...
 
-    async def messages_newest_first(
+    async def message_sizes(
         self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
-    ) -> list[StoredMessage]:
-        """Up to ``limit`` messages with after_seq < seq < before_seq, newest first."""
+    ) -> list[tuple[int, int]]:
+        """(seq, token_count) of up to ``limit`` messages in (after_seq, before_seq), newest first."""
+        ...
+
+    async def messages_between(
+        self, ws: str, session_id: str, first_seq: int, last_seq: int
+    ) -> list[ContextMessage]:
+        """The messages with first_seq <= seq <= last_seq, oldest first."""
         ...
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:

@@ -6,14 +6,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
+from pydantic import TypeAdapter
 
 from mnemo_context.domain import Observation
-from mnemo_context.ports import StoredMessage, StoredSummary
+from mnemo_context.ports import StoredSummary
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 
 # Full-text search over messages; observations already carry their own (memory tables).
 DDL = "CREATE INDEX IF NOT EXISTS messages_fts ON messages USING gin (to_tsvector('english', content))"
-MSG_COLS = "workspace, id, session_id, seq, peer_id, content, metadata, token_count, created_at"
+MSG_COLS = (
+    "workspace AS workspace_id, id, session_id, seq, peer_id, content, metadata, token_count,"
+    " created_at"
+)
+MSG_JSON = ", ".join(
+    f"'{key}', {column}"
+    for key, column in (
+        ("id", "id"), ("content", "content"), ("peer_id", "peer_id"),
+        ("session_id", "session_id"), ("workspace_id", "workspace"), ("metadata", "metadata"),
+        ("created_at", "created_at"), ("token_count", "token_count"),
+    )
+)  # fmt: skip
 OBS_COLS = "id, level, content"
 LIVE = "workspace = %s AND observer = %s AND observed = %s AND deleted_at IS NULL"
 TSV = "to_tsvector('english', content)"
@@ -22,13 +34,13 @@ TSQ = "websearch_to_tsquery('english', %s)"
 Row = dict[str, Any]
 
 
-def to_message(r: Row) -> ContextMessage:
-    """A messages row as a reply message (already valid: it came from the projection)."""
-    return ContextMessage.model_construct(
-        id=r["id"], content=r["content"], peer_id=r["peer_id"], session_id=r["session_id"],
-        workspace_id=r["workspace"], metadata=r["metadata"], created_at=r["created_at"],
-        token_count=r["token_count"],
-    )  # fmt: skip
+# Validated in one call in pydantic-core: cheaper per row than building models in Python.
+_MESSAGES = TypeAdapter(list[ContextMessage])
+
+
+def to_messages(rows: list[Row]) -> list[ContextMessage]:
+    """messages rows (selected with MSG_COLS) as reply messages."""
+    return _MESSAGES.validate_python(rows)
 
 
 def _summary(r: Row) -> StoredSummary:
@@ -69,16 +81,29 @@ class PostgresReads:
         )
         return {r["summary_type"]: _summary(r) for r in rows}
 
-    async def messages_newest_first(
+    async def message_sizes(
         self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
-    ) -> list[StoredMessage]:
+    ) -> list[tuple[int, int]]:
         upper, params = ("", []) if before_seq is None else (" AND seq < %s", [before_seq])
         rows = await self._all(
-            f"SELECT {MSG_COLS} FROM messages WHERE workspace = %s AND session_id = %s"
+            "SELECT seq, token_count FROM messages WHERE workspace = %s AND session_id = %s"
             f" AND seq > %s{upper} ORDER BY seq DESC LIMIT %s",
             [ws, session_id, after_seq, *params, limit],
         )
-        return [StoredMessage(to_message(r), r["seq"]) for r in rows]
+        return [(r["seq"], r["token_count"]) for r in rows]
+
+    async def messages_between(
+        self, ws: str, session_id: str, first_seq: int, last_seq: int
+    ) -> list[ContextMessage]:
+        # The window is the bulk of a context: Postgres renders it as one JSON array and
+        # pydantic-core parses that, instead of decoding and validating row by row in Python.
+        rows = await self._all(
+            f"SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
+            " AS window FROM messages WHERE workspace = %s AND session_id = %s"
+            " AND seq BETWEEN %s AND %s",
+            (ws, session_id, first_seq, last_seq),
+        )
+        return _MESSAGES.validate_json(rows[0]["window"])
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
         rows = await self._all(
@@ -144,7 +169,7 @@ class PostgresReads:
             f" AND {TSV} @@ {TSQ} ORDER BY ts_rank({TSV}, {TSQ}) DESC, seq DESC LIMIT %s",
             [ws, *s_params, *p_params, query, query, limit],
         )
-        return [to_message(r) for r in rows]
+        return to_messages(rows)
 
     async def source_messages(
         self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
@@ -163,7 +188,7 @@ class PostgresReads:
         )
         rank = {oid: i for i, oid in enumerate(observation_ids)}
         rows.sort(key=lambda r: (rank[r["observation_id"]], -r["seq"]))
-        return [to_message(r) for r in rows]
+        return to_messages(rows)
 
     async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
         if session_id is not None:
