@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from mnemo_schema import subjects
 from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfiguration
+from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.ids import EntityId, Metadata
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
@@ -175,7 +176,9 @@ Event = Annotated[
     | ObservationWritten
     | ObservationDeleted
     | PeerCardUpdated
-    | SummaryUpdated,
+    | SummaryUpdated
+    | DreamDue
+    | DreamCompleted,
     Field(discriminator="type"),
 ]
 

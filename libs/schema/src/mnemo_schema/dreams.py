@@ -1,0 +1,71 @@
+"""Dream events: a representation is due for belief revision, and a dream over it finished.
+
+A dream runs the deduction and induction specialists over one (observer, observed)
+representation. Its edits are ordinary memory events (``ObservationWritten`` with
+``origin="dreamer"``, ``ObservationDeleted``, ``PeerCardUpdated``); these two events frame them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final, Literal
+
+from pydantic import Field
+
+from mnemo_schema.envelope import Envelope
+from mnemo_schema.ids import EntityId
+
+DREAM_FILTER: Final = "mnemo.evt.*.dream.>"
+DREAMER_DURABLE: Final = "dreamer"
+DREAM_SCHEDULER_DURABLE: Final = "dreamer-schedule"
+
+DreamReason = Literal["threshold", "requested"]
+
+
+def dream_subject(workspace: str, observer: str, observed: str) -> str:
+    """Subject of the dream events of one (observer, observed) representation."""
+    return f"mnemo.evt.{workspace}.dream.{observer}.{observed}"
+
+
+class DreamDue(Envelope):
+    """A representation should be dreamt over once ``due_at`` has passed.
+
+    ``threshold``: enough new explicit observations and enough time since the last dream;
+    ``requested``: an API caller asked for it. A representation never dreams twice at once.
+    """
+
+    type: Literal["DreamDue"] = "DreamDue"
+    observer: EntityId
+    observed: EntityId
+    reason: DreamReason
+    due_at: datetime
+    session_id: EntityId | None = None
+    dream_type: str = "omni"
+    # Explicit observations the representation held when the dream was scheduled.
+    explicit_count: int | None = Field(default=None, ge=0)
+
+    def subject(self) -> str:
+        return dream_subject(self.workspace, self.observer, self.observed)
+
+
+class DreamCompleted(Envelope):
+    """A dream finished: what it changed and what its model calls cost."""
+
+    type: Literal["DreamCompleted"] = "DreamCompleted"
+    observer: EntityId
+    observed: EntityId
+    due_event_id: str
+    model: str = ""
+    deductive_written: int = Field(default=0, ge=0)
+    inductive_written: int = Field(default=0, ge=0)
+    contradictions_written: int = Field(default=0, ge=0)
+    deleted: int = Field(default=0, ge=0)
+    card_updated: bool = False
+    rejected: int = Field(default=0, ge=0)
+    model_calls: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    duration_ms: float = Field(default=0.0, ge=0.0)
+
+    def subject(self) -> str:
+        return dream_subject(self.workspace, self.observer, self.observed)
