@@ -1,0 +1,1 @@
+"""Mnemo dreamer: scheduled belief revision (deduction), generalisation (induction) and the peer card."""

@@ -1,0 +1,123 @@
+"""The dreamer's consumers: explicit observations feed the schedule, DreamDue starts a dream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from mnemo_dreamer.service import Dreamer
+from mnemo_runtime.logging import get_logger
+from mnemo_schema import subjects
+from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
+from mnemo_schema.events import decode_event
+from mnemo_schema.observations import ObservationWritten
+
+log = get_logger("mnemo.dreamer")
+LOCKED_RETRY_S = 5.0
+FAILED_RETRY_S = 30.0
+
+
+def _config(ack_wait: float, pending: int) -> ConsumerConfig:
+    return ConsumerConfig(
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_wait=ack_wait,
+        max_ack_pending=pending,
+        max_deliver=-1,
+    )
+
+
+async def _fetch(sub: JetStreamContext.PullSubscription, n: int) -> list[Msg]:
+    try:
+        return await sub.fetch(n, timeout=0.25)
+    except (TimeoutError, NatsTimeout):
+        return []
+
+
+async def consume_observations(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event) -> None:
+    """Count explicit observations per representation, in log order, until ``stop``."""
+    sub = await js.pull_subscribe(
+        subjects.OBSERVATION_FILTER,
+        durable=DREAM_SCHEDULER_DURABLE,
+        stream=subjects.STREAM,
+        config=_config(30.0, 1_000),
+    )
+    while not stop.is_set():
+        for m in await _fetch(sub, 200):
+            event = decode_event(m.data)
+            if isinstance(event, ObservationWritten):
+                await dreamer.observed(int(m.metadata.sequence.stream), event)
+            await m.ack()
+
+
+async def tick(dreamer: Dreamer, stop: asyncio.Event) -> None:
+    """Publish due dreams from the table every ``tick_s``."""
+    while not stop.is_set():
+        try:
+            await dreamer.tick()
+        except Exception:
+            log.exception("dreamer.tick_failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), dreamer.settings.tick_s)
+
+
+async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event) -> None:
+    """Run each DreamDue; ack it only once its DreamCompleted is in the log."""
+    cfg = dreamer.settings
+    sub = await js.pull_subscribe(
+        DREAM_FILTER,
+        durable=DREAMER_DURABLE,
+        stream=subjects.STREAM,
+        config=_config(cfg.ack_wait_s, 1_000),
+    )
+    slots = asyncio.Semaphore(cfg.max_concurrent_dreams)
+    running: set[asyncio.Task[None]] = set()
+    try:
+        while not stop.is_set():
+            await slots.acquire()
+            msgs = await _fetch(sub, 1)
+            if not msgs:
+                slots.release()
+                continue
+            task = asyncio.create_task(_dream(dreamer, msgs[0], slots))
+            running.add(task)
+            task.add_done_callback(running.discard)
+    finally:
+        for t in list(running):
+            t.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore) -> None:
+    heartbeat = asyncio.create_task(_in_progress(m, dreamer.settings.ack_wait_s / 3))
+    try:
+        event = decode_event(m.data)
+        if not isinstance(event, DreamDue):
+            await m.ack()
+            return
+        done = await dreamer.dream(event)
+        if done is None:
+            await m.nak(delay=LOCKED_RETRY_S)  # another dream holds the representation
+        else:
+            await m.ack()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("dreamer.dream_failed")
+        await m.nak(delay=FAILED_RETRY_S)
+    finally:
+        heartbeat.cancel()
+        slots.release()
+
+
+async def _in_progress(m: Msg, every: float) -> None:
+    # A dream can outlast ack_wait; telling the server it is in progress keeps it from redelivering.
+    while True:
+        await asyncio.sleep(every)
+        with contextlib.suppress(Exception):
+            await m.in_progress()

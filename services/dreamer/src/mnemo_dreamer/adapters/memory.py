@@ -1,0 +1,112 @@
+"""The representation as the dreamer reads it: the store, the vector index, source messages."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any, cast
+
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_dreamer.ports import Observation, SourceMessage
+from mnemo_runtime.memory.rules import Rejected
+from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.memory.tables import MEMORY_PROJECTION
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.vectors.ports import Level, Scope, SearchFilters
+from mnemo_schema.observations import ObservationWritten
+
+
+def _obs(r: dict[str, Any]) -> Observation:
+    return Observation(
+        id=r["id"],
+        level=r["level"],
+        content=r["content"],
+        created_at=r["observed_at"] or r["created_at"],
+        premise_ids=tuple(r["premise_ids"] or ()),
+        source_message_ids=tuple(r["source_message_ids"] or ()),
+        needs_review=bool(r["needs_review"]),
+        confidence=r["confidence"],
+        pattern_type=r["pattern_type"],
+    )
+
+
+class PgMemory:
+    """Reads through ``RepresentationStore`` (always keyed); similarity through the index."""
+
+    def __init__(self, pool: AsyncConnectionPool, adapters: MemoryAdapters | None) -> None:
+        self._pool = pool
+        self._store = RepresentationStore(pool)
+        self._adapters = adapters
+
+    async def recent(
+        self, scope: Scope, limit: int, levels: Sequence[str] = ()
+    ) -> list[Observation]:
+        return [_obs(r) for r in await self._store.recent(scope, limit, levels)]
+
+    async def get(self, scope: Scope, ids: Sequence[str]) -> list[Observation]:
+        return [_obs(r) for r in await self._store.get(scope, ids)]
+
+    async def similar(
+        self, scope: Scope, query: str, limit: int, levels: Sequence[str] = ()
+    ) -> list[Observation]:
+        if self._adapters is None:
+            return await self._keyword(scope, query, limit, levels)
+        [vector] = await self._adapters.embedder.embed([query])
+        filters = SearchFilters.of(levels=cast(list[Level], list(levels))) if levels else None
+        hits = await self._adapters.index.search(vector, scope, limit=limit, filters=filters)
+        return await self.get(scope, [h.id for h in hits])
+
+    async def _keyword(
+        self, scope: Scope, query: str, limit: int, levels: Sequence[str]
+    ) -> list[Observation]:
+        # Without a vector index (a dreamer deployed without one), full-text search stands in.
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT * FROM observations WHERE workspace = %s AND observer = %s"
+                " AND observed = %s AND deleted_at IS NULL"
+                " AND (cardinality(%s::text[]) = 0 OR level = ANY(%s))"
+                " AND to_tsvector('english', content) @@ plainto_tsquery('english', %s)"
+                " ORDER BY seq DESC LIMIT %s",
+                (scope.workspace, scope.observer, scope.observed, list(levels), list(levels),
+                 query, limit),
+            )  # fmt: skip
+            return [_obs(r) for r in await cur.fetchall()]  # type: ignore[arg-type]
+
+    async def sources(self, scope: Scope, message_ids: Sequence[str]) -> list[SourceMessage]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT id, peer_id, content, created_at FROM messages"
+                " WHERE workspace = %s AND id = ANY(%s) ORDER BY created_at",
+                (scope.workspace, list(message_ids)),
+            )
+            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+        return [SourceMessage(r["id"], r["peer_id"], r["content"], r["created_at"]) for r in rows]
+
+    async def card(self, scope: Scope) -> list[str] | None:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT card FROM peer_cards WHERE workspace = %s AND observer = %s"
+                " AND observed = %s",
+                (scope.workspace, scope.observer, scope.observed),
+            )
+            row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
+        return None if row is None else list(row["card"])
+
+    async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
+        return await self._store.check(events)
+
+    async def wait_applied(self, seq: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT seq FROM projection_positions WHERE name = %s", (MEMORY_PROJECTION,)
+                )
+                row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
+            if row is not None and int(row["seq"]) >= seq:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.1)

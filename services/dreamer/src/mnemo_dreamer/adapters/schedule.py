@@ -1,0 +1,152 @@
+"""The ``dream_schedule`` table and the per-representation dream lock, in Postgres."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_dreamer.domain import Schedule, on_completed
+from mnemo_dreamer.settings import DreamerSettings
+from mnemo_runtime.vectors.ports import Scope
+
+DDL = """
+CREATE TABLE IF NOT EXISTS dream_schedule (
+    workspace text NOT NULL,
+    observer text NOT NULL,
+    observed text NOT NULL,
+    explicit_count integer NOT NULL DEFAULT 0,
+    explicit_at_last_dream integer NOT NULL DEFAULT 0,
+    last_dream_at timestamptz,
+    last_activity_at timestamptz,
+    due_at timestamptz,
+    due_event_id text,
+    -- The stream position of the last explicit observation counted: counting is idempotent.
+    applied_seq bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace, observer, observed)
+);
+CREATE INDEX IF NOT EXISTS dream_schedule_due ON dream_schedule (due_at)
+    WHERE due_at IS NOT NULL AND due_event_id IS NULL;
+"""
+_COLUMNS = [f.name for f in fields(Schedule)]
+_KEY = "workspace = %s AND observer = %s AND observed = %s"
+
+
+async def create_schedule_table(conn: AsyncConnection) -> None:
+    """Create the table if missing (idempotent; serialised by an advisory lock)."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(872367)")
+        await conn.execute(DDL)
+
+
+def _key(scope: Scope) -> tuple[str, str, str]:
+    return (scope.workspace, scope.observer, scope.observed)
+
+
+def _row(r: dict[str, Any]) -> Schedule:
+    return Schedule(**{c: r[c] for c in _COLUMNS})
+
+
+class PgSchedule:
+    """The schedule of every representation, one row each."""
+
+    def __init__(self, pool: AsyncConnectionPool, settings: DreamerSettings) -> None:
+        self._pool = pool
+        self._settings = settings
+
+    async def count_explicit(self, scope: Scope, seq: int, now: datetime) -> Schedule | None:
+        del now  # the caller computes the schedule from the row returned
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO dream_schedule (workspace, observer, observed) VALUES (%s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                _key(scope),
+            )
+            cur = await conn.execute(
+                f"SELECT * FROM dream_schedule WHERE {_KEY} AND applied_seq < %s FOR UPDATE",
+                (*_key(scope), seq),
+            )
+            r = await cur.fetchone()
+            if r is None:
+                return None
+            await conn.execute(
+                f"UPDATE dream_schedule SET applied_seq = %s WHERE {_KEY}", (seq, *_key(scope))
+            )
+            return _row(r)  # type: ignore[arg-type]
+
+    async def save(self, s: Schedule) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE dream_schedule SET explicit_count = %s, explicit_at_last_dream = %s,"
+                " last_dream_at = %s, last_activity_at = %s, due_at = %s, due_event_id = %s"
+                f" WHERE {_KEY}",
+                (s.explicit_count, s.explicit_at_last_dream, s.last_dream_at, s.last_activity_at,
+                 s.due_at, s.due_event_id, s.workspace, s.observer, s.observed),
+            )  # fmt: skip
+
+    async def load(self, scope: Scope) -> Schedule:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(f"SELECT * FROM dream_schedule WHERE {_KEY}", _key(scope))
+            r = await cur.fetchone()
+        return _row(r) if r is not None else Schedule(*_key(scope))  # type: ignore[arg-type]
+
+    async def ready(self, now: datetime) -> list[Schedule]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT * FROM dream_schedule WHERE due_at IS NOT NULL AND due_event_id IS NULL"
+                " AND due_at <= %s ORDER BY due_at LIMIT 100",
+                (now,),
+            )
+            return [_row(r) for r in await cur.fetchall()]  # type: ignore[arg-type]
+
+    async def mark_published(self, scope: Scope, due_event_id: str) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                f"UPDATE dream_schedule SET due_event_id = %s WHERE {_KEY}",
+                (due_event_id, *_key(scope)),
+            )
+
+    async def complete(self, scope: Scope, now: datetime, explicit_seen: int) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO dream_schedule (workspace, observer, observed) VALUES (%s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                _key(scope),
+            )
+            cur = await conn.execute(
+                f"SELECT * FROM dream_schedule WHERE {_KEY} FOR UPDATE", _key(scope)
+            )
+            r = await cur.fetchone()
+            assert r is not None
+            await self._store(conn, on_completed(_row(r), now, explicit_seen, self._settings))  # type: ignore[arg-type]
+
+    async def _store(self, conn: AsyncConnection, s: Schedule) -> None:
+        await conn.execute(
+            "UPDATE dream_schedule SET explicit_at_last_dream = %s, last_dream_at = %s,"
+            f" due_at = %s, due_event_id = %s WHERE {_KEY}",
+            (s.explicit_at_last_dream, s.last_dream_at, s.due_at, s.due_event_id,
+             s.workspace, s.observer, s.observed),
+        )  # fmt: skip
+
+    @asynccontextmanager
+    async def lock(self, scope: Scope) -> AsyncIterator[bool]:
+        """A session advisory lock on the representation, held on one connection for the dream."""
+        key = "\x1f".join(_key(scope))
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 872367)) AS held", (key,)
+            )
+            row = await cur.fetchone()
+            held = bool(row and row["held"])  # type: ignore[call-overload]
+            try:
+                yield held
+            finally:
+                if held:
+                    await conn.execute(
+                        "SELECT pg_advisory_unlock(hashtextextended(%s, 872367))", (key,)
+                    )

@@ -1,0 +1,58 @@
+"""Composition root of the dreamer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, tick
+from mnemo_dreamer.adapters.memory import PgMemory
+from mnemo_dreamer.adapters.schedule import PgSchedule, create_schedule_table
+from mnemo_dreamer.service import Dreamer
+from mnemo_dreamer.settings import DreamerSettings
+from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.memory.tables import create_memory_tables
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.models import ChatModel, Stage, UsageLedger
+from mnemo_runtime.models.config import ModelSettings, build_model
+from mnemo_runtime.models.local import LocalReasoner
+
+STAGES = (Stage.DREAMER_DEDUCTION, Stage.DREAMER_INDUCTION)
+
+
+def build_dreamer_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
+    """The configured specialist models; the local heuristic reasoner without a provider key."""
+    return {
+        s: build_model(s, ModelSettings(), local_factory=lambda _s: LocalReasoner(), ledger=ledger)
+        for s in STAGES
+    }
+
+
+async def run(
+    nc: NATS,
+    js: JetStreamContext,
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None,
+    stop: asyncio.Event,
+) -> None:
+    """Run the dreamer until ``stop``."""
+    del nc
+    settings = DreamerSettings()
+    async with pool.connection() as conn:
+        await create_memory_tables(conn)
+        await create_schedule_table(conn)
+    dreamer = Dreamer(
+        settings,
+        build_dreamer_models(),
+        PgMemory(pool, memory),
+        EventPublisher(js),
+        PgSchedule(pool, settings),
+    )
+    await asyncio.gather(
+        consume_observations(js, dreamer, stop),
+        consume_dreams(js, dreamer, stop),
+        tick(dreamer, stop),
+    )

@@ -1,0 +1,146 @@
+"""The dreamer's handlers: count explicit observations, publish DreamDue, run a dream."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from mnemo_dreamer.domain import on_explicit, ready
+from mnemo_dreamer.ports import Memory, Publisher, ScheduleStore
+from mnemo_dreamer.session import DreamSession
+from mnemo_dreamer.settings import DreamerSettings
+from mnemo_dreamer.specialists import DEDUCTION, INDUCTION, Spend, run_specialist
+from mnemo_runtime.logging import get_logger
+from mnemo_runtime.models import ChatModel, Stage
+from mnemo_runtime.vectors.ports import Scope
+from mnemo_schema.dreams import DreamCompleted, DreamDue
+from mnemo_schema.ids import derived_event_id
+from mnemo_schema.observations import ObservationWritten
+
+log = get_logger("mnemo.dreamer")
+Clock = Callable[[], datetime]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Dreamer:
+    """Scheduling and dreaming for every representation; state lives in the table and the log."""
+
+    def __init__(
+        self,
+        settings: DreamerSettings,
+        models: dict[Stage, ChatModel],
+        memory: Memory,
+        publisher: Publisher,
+        schedule: ScheduleStore,
+        clock: Clock = _now,
+    ) -> None:
+        self.settings = settings
+        self._models = models
+        self._memory = memory
+        self._publisher = publisher
+        self._schedule = schedule
+        self._clock = clock
+
+    async def observed(self, seq: int, event: ObservationWritten) -> None:
+        """Count an explicit observation toward the representation's next dream."""
+        if event.level != "explicit":
+            return
+        scope = Scope(event.workspace, event.observer, event.observed)
+        now = self._clock()
+        counted = await self._schedule.count_explicit(scope, seq, now)
+        if counted is not None:
+            await self._schedule.save(on_explicit(counted, now, self.settings))
+
+    async def tick(self) -> int:
+        """Publish a DreamDue for every representation whose dream may start; how many."""
+        now = self._clock()
+        published = 0
+        for s in await self._schedule.ready(now):
+            if not ready(s, now):
+                continue
+            due = DreamDue(
+                # One DreamDue per threshold crossing, however often the tick retries it.
+                event_id=derived_event_id(
+                    "dream-due",
+                    s.workspace,
+                    s.observer,
+                    s.observed,
+                    str(s.explicit_count),
+                    str(s.explicit_at_last_dream),
+                ),
+                workspace=s.workspace,
+                observer=s.observer,
+                observed=s.observed,
+                reason="threshold",
+                due_at=s.due_at or now,
+                explicit_count=s.explicit_count,
+            )
+            await self._publisher.publish([due])
+            await self._schedule.mark_published(
+                Scope(s.workspace, s.observer, s.observed), due.event_id
+            )
+            published += 1
+        return published
+
+    async def dream(self, due: DreamDue) -> DreamCompleted | None:
+        """Dream over the representation; None when another dream holds it (retry later)."""
+        scope = Scope(due.workspace, due.observer, due.observed)
+        async with self._schedule.lock(scope) as held:
+            if not held:
+                return None
+            return await self._dream_locked(scope, due)
+
+    async def _dream_locked(self, scope: Scope, due: DreamDue) -> DreamCompleted:
+        started = time.perf_counter()
+        explicit_seen = (await self._schedule.load(scope)).explicit_count
+        session = DreamSession(scope, due.event_id, self._memory, self._publisher)
+        spend = Spend()
+        cfg = self.settings
+        card = await self._memory.card(scope)
+        await run_specialist(
+            DEDUCTION, self._models[Stage.DREAMER_DEDUCTION], session, card,
+            max_calls=cfg.deduction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
+        )  # fmt: skip
+        # Induction reads the belief set deduction left, so deduction's edits must be projected.
+        if session.last_seq and not await self._memory.wait_applied(
+            session.last_seq, cfg.projection_wait_s
+        ):
+            log.warning("dreamer.projection_lag", seq=session.last_seq)
+        card = await self._memory.card(scope)
+        await run_specialist(
+            INDUCTION, self._models[Stage.DREAMER_INDUCTION], session, card,
+            max_calls=cfg.induction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
+        )  # fmt: skip
+        t = session.tally
+        done = DreamCompleted(
+            event_id=derived_event_id("dream-done", due.workspace, due.event_id),
+            workspace=due.workspace,
+            observer=due.observer,
+            observed=due.observed,
+            due_event_id=due.event_id,
+            model=spend.model,
+            deductive_written=t.deductive,
+            inductive_written=t.inductive,
+            contradictions_written=t.contradictions,
+            deleted=t.deleted,
+            card_updated=t.card_updated,
+            rejected=t.rejected,
+            model_calls=spend.calls,
+            input_tokens=spend.input_tokens,
+            output_tokens=spend.output_tokens,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            causation_id=due.event_id,
+        )
+        await self._publisher.publish([done])
+        await self._schedule.complete(scope, self._clock(), explicit_seen)
+        log.info(
+            "dreamer.completed", workspace=due.workspace, observer=due.observer,
+            observed=due.observed, calls=spend.calls, input_tokens=spend.input_tokens,
+            output_tokens=spend.output_tokens, deductive=t.deductive, inductive=t.inductive,
+            deleted=t.deleted, rejected=t.rejected,
+        )  # fmt: skip
+        return done
