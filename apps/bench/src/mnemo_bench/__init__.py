@@ -1,0 +1,1 @@
+"""Benchmarks that judge Mnemo: LoCoMo, LongMemEval and BEAM."""

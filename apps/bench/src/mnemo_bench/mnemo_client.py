@@ -1,0 +1,76 @@
+"""Loading a case into a running Mnemo through the honcho-ai SDK, and waiting for memory to form."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from typing import Any
+
+from honcho import Honcho
+from honcho.api_types import MessageCreateParams
+
+from mnemo_bench.cases import Case
+
+BATCH = 100
+
+
+def slug(text: str) -> str:
+    """An id the API accepts, derived from a dataset name."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", text).strip("-").lower() or "x"
+
+
+def workspace_id(benchmark: str, case: Case) -> str:
+    """One workspace per conversation, so cases never see each other's memory."""
+    return f"bench-{benchmark}-{slug(case.id)}"
+
+
+def client(url: str, benchmark: str, case: Case) -> Honcho:
+    """An SDK client on the case's workspace."""
+    return Honcho(base_url=url, workspace_id=workspace_id(benchmark, case), timeout=300.0)
+
+
+def ingest(honcho: Honcho, case: Case) -> dict[str, Any]:
+    """Peers per speaker, one session per dated session, messages with their own timestamps."""
+    peers = {s: honcho.peer(slug(s)) for s in case.speakers}
+    count = 0
+    for s in case.sessions:
+        session = honcho.session(
+            slug(s.id), metadata={"started_at": s.at.isoformat()} if s.at else None
+        )
+        session.add_peers(list(peers.values()))
+        msgs = [
+            MessageCreateParams(
+                peer_id=peers[t.speaker].id if t.speaker in peers else slug(t.speaker),
+                content=t.text,
+                created_at=t.at,
+                # The dataset's id travels with the message so provenance maps back to evidence.
+                metadata={"turn_id": t.id},
+            )
+            for t in s.turns
+        ]
+        for i in range(0, len(msgs), BATCH):
+            session.add_messages(msgs[i : i + BATCH])
+        count += len(msgs)
+    return {"workspace": honcho.workspace_id, "messages": count, "sessions": len(case.sessions)}
+
+
+def drain(honcho: Honcho, *, timeout_s: float, label: str = "") -> bool:
+    """Wait until the workspace's queue is empty; False when ``timeout_s`` ran out first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = honcho.queue_status()
+        left = status.pending_work_units + status.in_progress_work_units
+        print(
+            f"\r  {label} memory: {status.completed_work_units}/{status.total_work_units} work units",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+        if left == 0:
+            print(file=sys.stderr)
+            return True
+        if time.monotonic() > deadline:
+            print(f"  (gave up after {timeout_s:.0f}s, {left} left)", file=sys.stderr)
+            return False
+        time.sleep(1.0)

@@ -1,0 +1,119 @@
+"""Retrievers over a running Mnemo: memory search fused with message search, and get_context blobs."""
+
+from __future__ import annotations
+
+from honcho import Honcho
+
+from mnemo_bench.cases import Case, Question
+from mnemo_bench.metrics import dedupe, rrf
+from mnemo_bench.mnemo_client import client, drain, ingest, slug
+from mnemo_bench.provenance import Provenance
+from mnemo_bench.retrievers import Retrieved, TokenCount
+from mnemo_bench.state import RunState
+
+
+class MnemoWorkspaces:
+    """Ingests each case once (recorded in the run state) and hands out its SDK client."""
+
+    def __init__(
+        self, url: str, benchmark: str, state: RunState, *, drain_timeout_s: float = 3600.0
+    ) -> None:
+        self.url, self.benchmark, self.state = url, benchmark, state
+        self._drain_timeout_s = drain_timeout_s
+        self._clients: dict[str, Honcho] = {}
+
+    def ensure(self, case: Case) -> Honcho:
+        """The case's client, after ingesting it (unless a previous run did) and draining."""
+        if case.id in self._clients:
+            return self._clients[case.id]
+        honcho = client(self.url, self.benchmark, case)
+        if self.state.ingested(case.id) is None:
+            info = ingest(honcho, case)
+            self.state.mark_ingested(case.id, info)
+        drain(honcho, timeout_s=self._drain_timeout_s, label=case.id)
+        self._clients[case.id] = honcho
+        return honcho
+
+
+def target_speaker(case: Case, question: Question) -> str:
+    """The speaker a question is about: the first one it names, else the first speaker."""
+    lowered = question.text.lower()
+    named = [s for s in case.speakers if s.lower() in lowered]
+    return named[0] if named else case.speakers[0]
+
+
+class MnemoRetriever:
+    """Observations of each speaker's self-representation, traced to their source messages,
+    fused by reciprocal rank fusion with Mnemo's message search."""
+
+    name = "mnemo"
+
+    def __init__(
+        self, spaces: MnemoWorkspaces, provenance: Provenance, count: TokenCount | None = None
+    ) -> None:
+        self._spaces, self._prov, self._count = spaces, provenance, count
+
+    async def prepare(self, case: Case) -> None:
+        """Ingest the case and wait for its memory."""
+        self._spaces.ensure(case)
+
+    async def retrieve(self, case: Case, question: Question, k: int) -> Retrieved:
+        """Fused ranking of evidence turn ids."""
+        honcho = self._spaces.ensure(case)
+        rankings: list[list[str]] = []
+        texts: list[str] = []
+        for speaker in case.speakers:
+            hits = honcho.peer(slug(speaker)).conclusions.query(question.text, top_k=k)
+            sources = self._prov.turns_of(honcho.workspace_id, [h.id for h in hits])
+            rankings.append([t for h in hits for t in sources.get(h.id, [])])
+            texts += [h.content for h in hits]
+        messages = honcho.search(question.text, limit=min(max(k, 1), 100))
+        rankings.append([str(m.metadata.get("turn_id")) for m in messages if m.metadata])
+        texts += [m.content for m in messages]
+        tokens = sum(self._count.count_many(texts)) if self._count and texts else 0
+        return Retrieved(tuple(rrf(*rankings)), tokens)
+
+
+class ContextRetriever:
+    """The evidence inside a get_context blob of ``tokens`` tokens: its messages, and the
+    messages behind the observations of its representation slice."""
+
+    def __init__(
+        self,
+        spaces: MnemoWorkspaces,
+        provenance: Provenance,
+        tokens: int,
+        count: TokenCount | None = None,
+    ) -> None:
+        self.name = f"context@{tokens}"
+        self._spaces, self._prov, self._tokens, self._count = spaces, provenance, tokens, count
+        self._contents: dict[tuple[str, str], dict[str, str]] = {}
+
+    async def prepare(self, case: Case) -> None:
+        """Ingest the case and wait for its memory."""
+        self._spaces.ensure(case)
+
+    async def retrieve(self, case: Case, question: Question, k: int) -> Retrieved:  # noqa: ARG002
+        """Turn ids in the blob: representation-derived first (relevance order), then messages."""
+        honcho = self._spaces.ensure(case)
+        speaker = target_speaker(case, question)
+        session = honcho.session(slug(case.sessions[-1].id))
+        blob = session.context(
+            tokens=self._tokens, peer_target=slug(speaker), search_query=question.text
+        )
+        representation = blob.peer_representation or ""
+        key = (honcho.workspace_id, slug(speaker))
+        if key not in self._contents:
+            self._contents[key] = self._prov.observations(*key)
+        found = [(representation.find(c), i) for c, i in self._contents[key].items() if c]
+        cited = [i for at, i in sorted(found) if at >= 0]
+        sources = self._prov.turns_of(honcho.workspace_id, cited)
+        from_memory = [t for i in cited for t in sources.get(i, [])]
+        from_messages = [
+            str(m.metadata.get("turn_id")) for m in reversed(blob.messages) if m.metadata
+        ]
+        parts = [representation, *(m.content for m in blob.messages)]
+        if blob.summary is not None:
+            parts.append(blob.summary.content)
+        tokens = sum(self._count.count_many(parts)) if self._count else 0
+        return Retrieved(tuple(dedupe([*from_memory, *from_messages])), tokens)
