@@ -82,11 +82,12 @@ async def _fill(pool: Any, index: EdgeVectorIndex, embedder: Embedder, ws: str, 
         ) as copy:
             for i in range(n):
                 text = texts[i % len(texts)].replace("Alice", "Bob") + f" (#{i})"
-                await copy.write_row(
-                    (ws, f"o{i}", "alice", "bob", "s", "explicit", text, text, "bench", start, i)
-                )
+                oid = f"{ws}-o{i}"
+                row = (ws, oid, "alice", "bob", "s", "explicit", text, text, "bench", start, i)
+                await copy.write_row(row)
         await conn.execute("ANALYZE messages")
         await conn.execute("ANALYZE observations")
+    # Point ids are global across workspaces, like observation ids.
     rng = np.random.default_rng(n)
     for offset in range(0, n, 2_000):
         size = min(2_000, n - offset)
@@ -94,7 +95,7 @@ async def _fill(pool: Any, index: EdgeVectorIndex, embedder: Embedder, ws: str, 
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         payload = ObservationPayload(ws, "alice", "bob", "explicit", 1.7e9, "s")
         await index.upsert(
-            [VectorPoint(f"o{offset + i}", vectors[i], payload) for i in range(size)]
+            [VectorPoint(f"{ws}-o{offset + i}", vectors[i], payload) for i in range(size)]
         )
 
 
