@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 
 from mnemo_runtime.models import ToolResultBlock, Usage
@@ -38,7 +39,7 @@ async def test_knowledge_update_writes_the_new_value_and_deletes_the_old(world) 
                 "superseded_ids": ["o1"],
                 "reason": "moved to Denver",
             },
-        ),  # fmt: skip
+        ),
         text_reply("done"),
     )
     done = await world.dreamer(model=model).dream(DUE)
@@ -64,7 +65,7 @@ async def test_contradiction_cites_both_sides(world) -> None:
                 "content": "Alice said both that she is and is not vegetarian",
                 "observation_ids": ["o1", "o2"],
             },
-        ),  # fmt: skip
+        ),
         text_reply("done"),
     )
     done = await world.dreamer(model=model).dream(DUE)
@@ -159,7 +160,7 @@ async def test_card_stays_within_bounds_and_kinds(world) -> None:
                     {"kind": "instruction", "text": "Call her Ali"},
                 ]
             },
-        ),  # fmt: skip
+        ),
         text_reply("done"),
     )
     done = await world.dreamer(model=model).dream(DUE)
@@ -182,10 +183,8 @@ async def test_retried_dream_is_not_doubled(world) -> None:
             RuntimeError("crash mid-dream"),
         )
 
-    try:
+    with contextlib.suppress(RuntimeError):
         await world.dreamer(model=script()).dream(DUE)
-    except RuntimeError:
-        pass
     assert world.log.of(DreamCompleted) == [] and len(world.log.of(ObservationWritten)) == 1
     assert world.schedule.held == set(), "the lock is released when a dream fails"
     retry = ScriptedModel(

@@ -332,6 +332,10 @@ class LocalInduction:
                     if w not in _STOP and w != peer.casefold():
                         by_term[w].append(o)
         chosen: list[tuple[str, list[_Obs]]] = []
+        # An observation and a deduction resting on it are one piece of evidence, not two.
+        for term, cands in list(by_term.items()):
+            cited = {c for o in cands for c in o.cites}
+            by_term[term] = [o for o in cands if o.id not in cited]
         for term, group in sorted(by_term.items(), key=lambda tg: (-len(tg[1]), tg[0])):
             ids = {o.id for o in group}
             if len(group) < 2 or f" {term} " in f" {known} ":
