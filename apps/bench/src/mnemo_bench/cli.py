@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the model requests the run would make; call no model")  # fmt: skip
     parser.add_argument("--with-adversarial", action="store_true",
                         help="LoCoMo: also score category 5")  # fmt: skip
+    parser.add_argument("--answer-model", help="provider[:model] answering (default: model config)")
+    parser.add_argument("--judge-model", help="provider[:model] judging (default: model config)")
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip the full-context baseline")  # fmt: skip
     parser.add_argument("--no-mnemo", action="store_true",

@@ -23,7 +23,7 @@ from mnemo_bench.online import (
 from mnemo_bench.report import judged_report
 from mnemo_bench.state import RunState
 from mnemo_runtime.models import ChatModel, ModelRequest
-from mnemo_runtime.models.config import ModelSettings, build_model
+from mnemo_runtime.models.config import ModelChoice, ModelSettings, build_model
 from mnemo_runtime.models.local import local_model
 from mnemo_runtime.tokens import TokenCounter
 
@@ -95,11 +95,22 @@ def dry_run(args: argparse.Namespace, cases: list[Case], settings: ModelSettings
         print(_describe(judge, judge_model.model))
 
 
+def model_settings(args: argparse.Namespace) -> ModelSettings:
+    """The model configuration, with ``--answer-model`` / ``--judge-model`` applied."""
+    settings = ModelSettings()
+    overrides = {
+        stage.value: ModelChoice.parse(choice)
+        for stage, choice in ((ANSWER_STAGE, args.answer_model), (JUDGE_STAGE, args.judge_model))
+        if choice
+    }
+    return settings.model_copy(update=overrides)
+
+
 async def run_online(
     args: argparse.Namespace, cases: list[Case], out: Path
 ) -> dict[str, Any] | None:
     """The judged benchmark; with ``--dry-run`` only the requests it would make."""
-    settings = ModelSettings()
+    settings = model_settings(args)
     if args.dry_run:
         dry_run(args, cases, settings)
         return None
