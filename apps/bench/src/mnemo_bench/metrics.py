@@ -41,8 +41,8 @@ def rrf(*rankings: Sequence[str], k: int = 60) -> list[str]:
 
 
 def evaluate(ranked: Sequence[str], relevant: Sequence[str]) -> dict[str, float]:
-    """Recall@k and NDCG@k for every k in ``KS``."""
-    out: dict[str, float] = {}
+    """Recall@k and NDCG@k for every k in ``KS``, and recall over everything retrieved."""
+    out: dict[str, float] = {"recall@all": recall_at(ranked, relevant, len(ranked))}
     for k in KS:
         out[f"recall@{k}"] = recall_at(ranked, relevant, k)
         out[f"ndcg@{k}"] = ndcg_at(ranked, relevant, k)
@@ -53,4 +53,5 @@ def mean_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
     """The per-key mean of metric rows (keys of the first row)."""
     if not rows:
         return {}
-    return {key: sum(r.get(key, 0.0) for r in rows) / len(rows) for key in rows[0]}
+    keys = dict.fromkeys(k for r in rows for k in r)
+    return {key: sum(r.get(key, 0.0) for r in rows) / len(rows) for key in keys}

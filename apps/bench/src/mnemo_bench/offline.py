@@ -69,7 +69,8 @@ def _row(name: str, case: Case, q: Question, ids: Sequence[str], tokens: int) ->
         "question": q.id,
         "category": q.category,
         "evidence": list(q.evidence),
-        "retrieved": list(ids[:DEPTH]),
+        # Kept whole: a context blob's evidence is everything in it, not only its first ids.
+        "retrieved": list(ids),
         "tokens": tokens,
         **evaluate(ids, q.evidence),
     }
@@ -94,7 +95,9 @@ def summarise(
         mine = [r for r in rows if r["retriever"] == name]
         if not mine:
             continue
-        metric_keys = [k for k in mine[0] if "@" in k and isinstance(mine[0][k], float)]
+        metric_keys = sorted(
+            {k for r in mine for k, v in r.items() if "@" in k and isinstance(v, float)}
+        )
         metrics = [{k: float(r[k]) for k in metric_keys} for r in mine]
         retrievers[name] = {
             **mean_metrics(metrics),

@@ -74,5 +74,7 @@ async def run_offline(args: argparse.Namespace, cases: list[Case], out: Path) ->
         cases, retrievers, state, scope_for(args.benchmark, args.with_adversarial), skipped
     )
     summary["benchmark"] = args.benchmark
-    print(retrieval_table(summary))
+    table = retrieval_table(summary)
+    (out / "retrieval.md").write_text(table + "\n")
+    print(table)
     return summary

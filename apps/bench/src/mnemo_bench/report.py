@@ -12,7 +12,7 @@ from mnemo_bench.metrics import KS
 
 def retrieval_table(summary: dict[str, Any]) -> str:
     """Markdown table of Recall@k / NDCG@k and tokens per retriever, then skipped ones."""
-    cols = [f"recall@{k}" for k in KS] + [f"ndcg@{k}" for k in KS]
+    cols = [f"recall@{k}" for k in KS] + [f"ndcg@{k}" for k in KS] + ["recall@all"]
     lines = [
         f"{summary.get('benchmark', '')} retrieval, {summary['questions']} questions",
         "",
@@ -23,6 +23,10 @@ def retrieval_table(summary: dict[str, Any]) -> str:
     for name, m in summary["retrievers"].items():
         cells = " | ".join(f"{m.get(c, 0.0):.3f}" for c in cols)
         lines.append(f"| {name} | {cells} | {m.get('tokens', 0.0):.0f} |")
+    lines.append(
+        "\nR@all: recall over everything returned (a context blob is not ranked). tokens/q: what "
+        "the top 20 (Mnemo: its fused hits; context: the whole blob) costs in the prompt."
+    )
     for name, why in summary.get("skipped", {}).items():
         lines.append(f"\n{name}: skipped ({why})")
     return "\n".join(lines)
