@@ -62,11 +62,11 @@ _CALL_ME = re.compile(r"\b(?:wants|asks|prefers|likes|would like) to be called (
 _NAME = re.compile(r"\bname is (?P<x>[A-Z][\w-]+(?: [A-Z][\w-]+)?)")
 _WORD = re.compile(r"[a-z][a-z'-]{4,}")
 _STOP = frozenset(
-    "about after again being below between could their there these those through under until "
+    "about after again being below between could their there these those through under until "  # noqa: SIM905
     "which while would should other every first never often still since really thing things "
     "something going doing think wants people during where years today month months weeks "
     "january february march april june july august september october november december "
-    "currently previously recently mentioned planning started trying asked using".split()  # noqa: SIM905
+    "currently previously recently mentioned planning started trying asked using".split()
 )
 _LIKES = re.compile(r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|favou?rite)\b", re.I)
 MAX_PATTERNS = 5
