@@ -132,3 +132,18 @@ def test_svg_chart_has_a_bar_per_value() -> None:
     svg = bar_chart_svg("t", ["a", "b"], {"x": [0.5, 1.0], "y": [0.2, 0.0]})
     assert svg.count("<rect") == 4 + 2  # bars + legend swatches
     json.dumps(svg)
+
+
+def test_state_survives_a_restart(tmp_path: Path) -> None:
+    state = RunState(tmp_path)
+    state.mark_session("c1", "session-1")
+    state.mark_ingested("c2", {"messages": 3})
+    state.append({"key": "q1", "x": 1})
+    with (tmp_path / "questions.jsonl").open("a") as f:
+        f.write('{"key": "q2", "x"')  # a line cut short by a crash
+    again = RunState(tmp_path)
+    assert again.sessions_done("c1") == ["session-1"]
+    assert again.ingested("c2") == {"messages": 3} and again.ingested("c1") is None
+    assert again.result("q1") == {"key": "q1", "x": 1} and again.result("q2") is None
+    again.append({"key": "q3"})
+    assert RunState(tmp_path).result("q3") == {"key": "q3"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Callable, Collection
 from typing import Any
 
 from honcho import Honcho
@@ -30,11 +31,22 @@ def client(url: str, benchmark: str, case: Case) -> Honcho:
     return Honcho(base_url=url, workspace_id=workspace_id(benchmark, case), timeout=300.0)
 
 
-def ingest(honcho: Honcho, case: Case) -> dict[str, Any]:
-    """Peers per speaker, one session per dated session, messages with their own timestamps."""
+def ingest(
+    honcho: Honcho,
+    case: Case,
+    done: Collection[str] = (),
+    on_session: Callable[[str], None] = lambda _id: None,
+) -> dict[str, Any]:
+    """Peers per speaker, one session per dated session, messages with their own timestamps.
+
+    Sessions in ``done`` are skipped and ``on_session`` is told of each one finished, so an
+    interrupted ingest resumes at the session it was in rather than duplicating messages.
+    """
     peers = {s: honcho.peer(slug(s)) for s in case.speakers}
     count = 0
     for s in case.sessions:
+        if s.id in done:
+            continue
         session = honcho.session(
             slug(s.id), metadata={"started_at": s.at.isoformat()} if s.at else None
         )
@@ -52,6 +64,7 @@ def ingest(honcho: Honcho, case: Case) -> dict[str, Any]:
         for i in range(0, len(msgs), BATCH):
             session.add_messages(msgs[i : i + BATCH])
         count += len(msgs)
+        on_session(s.id)
     return {"workspace": honcho.workspace_id, "messages": count, "sessions": len(case.sessions)}
 
 

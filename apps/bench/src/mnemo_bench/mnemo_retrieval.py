@@ -28,7 +28,8 @@ class MnemoWorkspaces:
             return self._clients[case.id]
         honcho = client(self.url, self.benchmark, case)
         if self.state.ingested(case.id) is None:
-            info = ingest(honcho, case)
+            done = self.state.sessions_done(case.id)
+            info = ingest(honcho, case, done, lambda s: self.state.mark_session(case.id, s))
             self.state.mark_ingested(case.id, info)
         drain(honcho, timeout_s=self._drain_timeout_s, label=case.id)
         self._clients[case.id] = honcho

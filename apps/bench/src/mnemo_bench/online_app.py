@@ -40,7 +40,9 @@ class SdkMemory:
         """Ingest once (recorded in state.json), then wait for the queue to drain."""
         honcho = client(self._url, self._benchmark, case)
         if self._state.ingested(case.id) is None:
-            self._state.mark_ingested(case.id, ingest(honcho, case))
+            done = self._state.sessions_done(case.id)
+            info = ingest(honcho, case, done, lambda s: self._state.mark_session(case.id, s))
+            self._state.mark_ingested(case.id, info)
         drain(honcho, timeout_s=3600.0, label=case.id)
 
     async def answer(self, case: Case, question: Question) -> Answer:

@@ -19,7 +19,12 @@ class RunState:
         )
         self._done: dict[str, dict[str, Any]] = {}
         if self.results_path.exists():
-            for line in self.results_path.read_text().splitlines():
+            text = self.results_path.read_text()
+            if text and not text.endswith("\n"):
+                # End the cut line so the next row starts on a line of its own.
+                with self.results_path.open("a") as f:
+                    f.write("\n")
+            for line in text.splitlines():
                 # A line cut short by a crash is ignored; its question is simply redone.
                 try:
                     row = json.loads(line)
@@ -35,9 +40,22 @@ class RunState:
     def mark_ingested(self, case_id: str, info: dict[str, Any]) -> None:
         """Record ``case_id`` as ingested (written to disk at once)."""
         self._state.setdefault("ingested", {})[case_id] = info
+        self._save()
+
+    def _save(self) -> None:
         tmp = self._state_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._state, indent=2))
         tmp.replace(self._state_path)
+
+    def sessions_done(self, case_id: str) -> list[str]:
+        """Sessions of ``case_id`` already ingested by an interrupted run."""
+        value = self._state.get("sessions", {}).get(case_id, [])
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def mark_session(self, case_id: str, session_id: str) -> None:
+        """Record one session of ``case_id`` as ingested."""
+        self._state.setdefault("sessions", {}).setdefault(case_id, []).append(session_id)
+        self._save()
 
     def result(self, key: str) -> dict[str, Any] | None:
         """The recorded row for ``key``, if already done."""
