@@ -99,8 +99,13 @@ class ContextRetriever:
         honcho = self._spaces.ensure(case)
         speaker = target_speaker(case, question)
         session = honcho.session(slug(case.sessions[-1].id))
+        # The API's ceiling of 100 conclusions, so the token budget (not a count) decides what fits.
         blob = session.context(
-            tokens=self._tokens, peer_target=slug(speaker), search_query=question.text
+            tokens=self._tokens,
+            peer_target=slug(speaker),
+            search_query=question.text,
+            search_top_k=100,
+            max_conclusions=100,
         )
         representation = blob.peer_representation or ""
         key = (honcho.workspace_id, slug(speaker))
