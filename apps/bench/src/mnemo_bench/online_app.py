@@ -57,8 +57,13 @@ class SdkMemory:
         blob = honcho.session(slug(case.sessions[-1].id)).context(
             tokens=8000, peer_target=peer.id, search_query=question.text
         )
-        material = "\n".join(
-            [blob.peer_representation or "", *(f"{m.peer_id}: {m.content}" for m in blob.messages)]
+        material = "\n\n".join(
+            [
+                "Peer card: " + "; ".join(blob.peer_card or []),
+                blob.peer_representation or "",
+                f"Session summary: {blob.summary.content}" if blob.summary else "",
+                "\n".join(f"{m.peer_id}: {m.content}" for m in blob.messages),
+            ]
         )
         return await ask_model(self._answerer, material, question)
 
