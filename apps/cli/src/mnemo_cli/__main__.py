@@ -21,7 +21,10 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run services in this process (default: all)")
     s.add_argument(
         "--components",
-        default=os.environ.get("MNEMO_COMPONENTS", "projector,ingest,deriver,gateway"),
+        default=os.environ.get(
+            "MNEMO_COMPONENTS",
+            "projector,ingest,deriver,summarizer,dreamer,context,dialectic,gateway",
+        ),
         help="comma-separated subset (env MNEMO_COMPONENTS)",
     )
     sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
@@ -31,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
     d.add_argument("--conversation", default="conv-26")
     d.add_argument("--sessions", type=int, default=100, help="at most this many sessions")
+    from mnemo_bench.cli import add_arguments
+
+    add_arguments(
+        sub.add_parser("bench", help="run a quality benchmark (LoCoMo, LongMemEval, BEAM)")
+    )
     b = sub.add_parser("bench-perf", help="throughput and latency benchmarks; prints a table")
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
@@ -61,6 +69,10 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_cli.demo import demo
 
         demo(args.conversation, args.sessions)
+    elif args.command == "bench":
+        from mnemo_bench.cli import main as bench_main
+
+        sys.exit(bench_main(args))
     elif args.command == "bench-perf":
         from mnemo_cli.bench_perf import bench
 

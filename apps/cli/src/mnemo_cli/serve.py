@@ -14,8 +14,11 @@ from collections.abc import Sequence
 import uvicorn
 from faststream.nats import NatsBroker
 
+from mnemo_context.app import run as run_context
 from mnemo_deriver.app import run as run_deriver
 from mnemo_deriver.settings import DeriverSettings
+from mnemo_dialectic.app import run as run_dialectic
+from mnemo_dreamer.app import run as run_dreamer
 from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_ingest.app import build_app as build_ingest
@@ -28,8 +31,11 @@ from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
+from mnemo_summarizer.app import run as run_summarizer
 
-ALL = ("projector", "ingest", "deriver", "gateway")
+ALL = (
+    "projector", "ingest", "deriver", "summarizer", "dreamer", "context", "dialectic", "gateway",
+)  # fmt: skip
 log = get_logger("mnemo.serve")
 
 
@@ -68,6 +74,16 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             tasks.append(
                 asyncio.create_task(run_deriver(DeriverSettings(), infra.js, infra.pool, stop))
             )
+        for name, runner in (
+            ("summarizer", run_summarizer),
+            ("dreamer", run_dreamer),
+            ("context", run_context),
+            ("dialectic", run_dialectic),
+        ):
+            if name in components:
+                tasks.append(
+                    asyncio.create_task(runner(infra.nc, infra.js, infra.pool, memory, stop))
+                )
         if "ingest" in components:
             broker = NatsBroker(nats_url, log_level=logging.DEBUG)
             broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))

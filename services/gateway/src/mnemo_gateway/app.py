@@ -17,6 +17,9 @@ from mnemo_gateway.deps import Services
 from mnemo_gateway.routes import (
     cards,
     conclusions,
+    context,
+    dialectic,
+    dreams,
     health,
     messages,
     peers,
@@ -80,6 +83,7 @@ def build_app(
     errors.install(app)
     for r in (
         health, workspaces, peers, sessions, messages, conclusions, queue, cards, summaries,
+        context, dialectic, dreams,
     ):  # fmt: skip
         app.include_router(r.router)
 
