@@ -25,3 +25,12 @@ def test_bm25_ranks_rare_terms_first() -> None:
     assert index.rank("when is pottery?", 3) == [1]
     assert index.rank("dog swims", 2)[0] == 0
     assert tokenize("The Dog's") == ["dog", "s"]
+
+
+def test_overlong_messages_are_split_at_whitespace() -> None:
+    from mnemo_bench.mnemo_client import split_text
+
+    parts = split_text("aaaa bbbb cccc", limit=10)
+    assert parts == ["aaaa bbbb", "cccc"]
+    assert split_text("x" * 25, limit=10) == ["x" * 10, "x" * 10, "x" * 5]
+    assert split_text("short") == ["short"]

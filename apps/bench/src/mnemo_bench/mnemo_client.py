@@ -14,6 +14,19 @@ from honcho.api_types import MessageCreateParams
 from mnemo_bench.cases import Case
 
 BATCH = 100
+# The Honcho API's limit on one message's content, in characters.
+MAX_CHARS = 50_000
+
+
+def split_text(text: str, limit: int = MAX_CHARS) -> list[str]:
+    """``text`` in parts of at most ``limit`` characters, cut at whitespace where possible."""
+    parts: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit)
+        cut = cut if cut > 0 else limit
+        parts.append(text[:cut])
+        text = text[cut:].lstrip()
+    return [*parts, text]
 
 
 def slug(text: str) -> str:
@@ -54,12 +67,14 @@ def ingest(
         msgs = [
             MessageCreateParams(
                 peer_id=peers[t.speaker].id if t.speaker in peers else slug(t.speaker),
-                content=t.text,
+                content=part,
                 created_at=t.at,
-                # The dataset's id travels with the message so provenance maps back to evidence.
+                # The dataset's id travels with the message so provenance maps back to evidence;
+                # a message over the API's size limit is posted in parts that share the id.
                 metadata={"turn_id": t.id},
             )
             for t in s.turns
+            for part in split_text(t.text)
         ]
         for i in range(0, len(msgs), BATCH):
             session.add_messages(msgs[i : i + BATCH])
