@@ -78,10 +78,21 @@ def _show_memory(honcho: Honcho, *peers: Peer) -> None:
         print(f"\nWhat Mnemo knows about {peer.id} ({facts.total} observations), first five:")
         for f in facts.items[:5]:
             print(f"  - {f.content}")
+    session = honcho.session("session-1")
+    summaries = session.summaries()
+    if summaries.short_summary is not None:
+        print(f"\nShort summary of session 1:\n  {summaries.short_summary.content[:400]}")
     for peer, question in (
-        (peers[0], "Where did she go for support?"),
+        (peers[0], "What support group did she attend?"),
+        (peers[0], "Where does she want to move to?"),
         (peers[1], "What does she do to relax?"),
+        (peers[1], "What did she paint?"),
     ):
-        print(f"\nAsked about {peer.id}: {question!r} -> nearest observations:")
-        for hit in peer.conclusions.query(question, top_k=3):
-            print(f"  - {hit.content}")
+        print(f"\nQ about {peer.id}: {question}")
+        reply = peer.chat(question, include_evidence=True)
+        print(f"A: {reply.content}")
+        if reply.evidence is not None:
+            print(
+                f"   (read {len(reply.evidence.conclusions)} observations and"
+                f" {len(reply.evidence.messages)} messages)"
+            )
