@@ -83,12 +83,16 @@ def ingest(
     return {"workspace": honcho.workspace_id, "messages": count, "sessions": len(case.sessions)}
 
 
-def drain(honcho: Honcho, *, timeout_s: float, label: str = "") -> bool:
-    """Wait until the workspace's queue is empty; False when ``timeout_s`` ran out first."""
+def drain(honcho: Honcho, *, timeout_s: float, stall_s: float = 180.0, label: str = "") -> bool:
+    """Wait until the workspace's queue is empty; False when ``timeout_s`` ran out first, or
+    when no work unit completed for ``stall_s`` (a lost unit must not hang the whole run)."""
     deadline = time.monotonic() + timeout_s
+    last_done, last_change = -1, time.monotonic()
     while True:
         status = honcho.queue_status()
         left = status.pending_work_units + status.in_progress_work_units
+        if status.completed_work_units != last_done:
+            last_done, last_change = status.completed_work_units, time.monotonic()
         print(
             f"\r  {label} memory: {status.completed_work_units}/{status.total_work_units} work units",
             end="",
@@ -98,7 +102,7 @@ def drain(honcho: Honcho, *, timeout_s: float, label: str = "") -> bool:
         if left == 0:
             print(file=sys.stderr)
             return True
-        if time.monotonic() > deadline:
-            print(f"  (gave up after {timeout_s:.0f}s, {left} left)", file=sys.stderr)
+        if time.monotonic() > deadline or time.monotonic() - last_change > stall_s:
+            print(f"  (gave up waiting, {left} work units left)", file=sys.stderr)
             return False
         time.sleep(1.0)
