@@ -7,7 +7,7 @@ import asyncio
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_deriver.adapters.bus import JetStreamDeadLetters, consume
+from mnemo_deriver.adapters.bus import consume
 from mnemo_deriver.adapters.progress import PgProgress, create_progress_table
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
@@ -16,6 +16,7 @@ from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.work import DeadLetters
 
 
 def build_deriver_model(ledger: UsageLedger | None = None) -> ChatModel:
@@ -33,7 +34,7 @@ async def run(
     model: ChatModel | None = None,
 ) -> None:
     """Run the deriver until ``stop``."""
-    dead = JetStreamDeadLetters(js)
+    dead = DeadLetters(js, "deriver")
     await dead.ensure()
     async with pool.connection() as conn:
         await create_progress_table(conn)

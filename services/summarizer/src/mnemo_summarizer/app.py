@@ -14,7 +14,8 @@ from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.tokens import TokenCounter
-from mnemo_summarizer.adapters.bus import JetStreamDeadLetters, consume
+from mnemo_runtime.work import DeadLetters
+from mnemo_summarizer.adapters.bus import consume
 from mnemo_summarizer.adapters.history import PgSessionHistory
 from mnemo_summarizer.service import SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
@@ -41,7 +42,7 @@ async def run(
 ) -> None:
     """Run the summarizer until ``stop``."""
     settings = settings or SummarizerSettings()
-    dead = JetStreamDeadLetters(js)
+    dead = DeadLetters(js, "summarizer")
     await dead.ensure()
     service = SummarizerService(
         settings,

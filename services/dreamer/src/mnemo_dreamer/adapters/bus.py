@@ -12,6 +12,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from mnemo_dreamer.service import Dreamer
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.work import durable_batches
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
 from mnemo_schema.events import decode_event
@@ -41,14 +42,10 @@ async def _fetch(sub: JetStreamContext.PullSubscription, n: int) -> list[Msg]:
 
 async def consume_observations(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event) -> None:
     """Count explicit observations per representation, in log order, until ``stop``."""
-    sub = await js.pull_subscribe(
-        subjects.OBSERVATION_FILTER,
-        durable=DREAM_SCHEDULER_DURABLE,
-        stream=subjects.STREAM,
-        config=_config(30.0, 1_000),
-    )
-    while not stop.is_set():
-        for m in await _fetch(sub, 200):
+    async for msgs in durable_batches(
+        js, subjects.OBSERVATION_FILTER, DREAM_SCHEDULER_DURABLE, stop, fetch=200, ack_wait=30.0
+    ):
+        for m in msgs:
             event = decode_event(m.data)
             if isinstance(event, ObservationWritten):
                 await dreamer.observed(int(m.metadata.sequence.stream), event)
