@@ -182,3 +182,52 @@ async def test_redelivery_yields_the_same_observation_ids():
         await svc.flush()
         runs.append([(e.event_id, e.observation_id) for e in parts["log"].events])
     assert runs[0] == runs[1] and runs[0]
+
+
+class FlakyProgress(Progress):
+    """Fails once when work finishes, as a database pool timeout would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail_next_finish = True
+
+    async def finished(
+        self, units: dict[tuple[str, str, str, str], int], last_seq: int = 0
+    ) -> None:
+        if self.fail_next_finish:
+            self.fail_next_finish = False
+            raise TimeoutError("pool timeout")
+        await super().finished(units, last_seq)
+
+
+async def test_a_transient_progress_failure_neither_loses_nor_repeats_work():
+    progress = FlakyProgress()
+    log = Log()
+    svc = DeriverService(DeriverSettings(), LocalReasoner(), log, Grounding(), Dead(), progress)
+    s = Settled()
+    msg = posted(5, "a", "I moved to Lisbon last week.", [("a", "a")])
+    await svc.deliver([s.delivery(5, msg)])
+    await svc.flush()
+    assert s.acked == [5] and s.naked == []
+    assert progress.calls == ["started", "finished"]
+    assert len(log.events) == 1
+
+
+async def test_a_redelivered_message_after_a_failed_batch_is_processed_afresh():
+    svc, parts = service(ScriptedModel(ModelUnavailable("down", attempts=1)))
+    s = Settled()
+    msg = posted(6, "a", "I moved to Lisbon last week.", [("a", "a")])
+    await svc.deliver([s.delivery(6, msg)])
+    await svc.flush()
+    assert s.naked == [6]
+    healthy = DeriverService(
+        DeriverSettings(),
+        LocalReasoner(),
+        parts["log"],
+        Grounding(),
+        parts["dead"],
+        parts["progress"],
+    )
+    await healthy.deliver([s.delivery(6, msg)])
+    await healthy.flush()
+    assert s.acked == [6] and len(parts["log"].events) == 1

@@ -47,7 +47,8 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     configure_logging(infra_settings.log_level, infra_settings.log_format)
     configure_tracing("mnemo")
     nats_url, db_url = infra_settings.require_urls()
-    infra = await open_infra(nats_url, db_url, "mnemo-" + "+".join(components))
+    # Every stage shares this pool in the all-in-one process.
+    infra = await open_infra(nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

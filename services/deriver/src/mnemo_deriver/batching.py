@@ -21,6 +21,8 @@ class Item:
     seq: int
     message: MessagePosted
     context: MessagePosted | None = None
+    # The delivery this item settles (opaque here); a redelivered message gets a new one.
+    owner: object | None = field(default=None, compare=False)
 
 
 @dataclass

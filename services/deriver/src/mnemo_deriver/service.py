@@ -76,6 +76,7 @@ class DeriverService:
         # The last message of each session, so a batch can show the turn before each message.
         self._last: dict[tuple[str, str], MessagePosted] = {}
         self._work: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(settings.max_concurrent_batches)
 
     async def deliver(self, deliveries: list[Delivery]) -> None:
         """Take delivered messages into their representations' batches."""
@@ -87,19 +88,22 @@ class DeriverService:
             prev = self._last.get((e.workspace, e.session_id))
             self._last[(e.workspace, e.session_id)] = e
             context = prev if prev is not None and prev.peer_id != e.peer_id else None
-            if not e.representations or d.seq in self._pending:
+            pending = self._pending.get(d.seq)
+            if not e.representations or (pending is not None and not pending.failed):
+                # No representation to feed; or a redelivery of a message whose batches are
+                # still running (it is acknowledged when they finish).
                 if not e.representations:
                     await d.ack()
                 continue
-            self._pending[d.seq] = _Pending(d, remaining=len(e.representations))
+            owner = self._pending[d.seq] = _Pending(d, remaining=len(e.representations))
             for rep in e.representations:
                 key = RepKey(e.workspace, rep.observer, rep.observed)
                 started[(e.workspace, e.session_id, rep.observer, rep.observed)] += 1
-                batch = self.batcher.add(key, Item(d.seq, e, context), now)
+                batch = self.batcher.add(key, Item(d.seq, e, context, owner), now)
                 if batch is not None:
                     full.append(batch)
         if started:
-            await self._progress.started(dict(started))
+            await self._record(self._progress.started, dict(started))
         for batch in full:
             self._spawn(batch)
 
@@ -122,9 +126,21 @@ class DeriverService:
         return len(self._work) + len(self.batcher)
 
     def _spawn(self, batch: Batch) -> None:
-        task = asyncio.create_task(self.process(batch))
+        task = asyncio.create_task(self._guarded(batch))
         self._work.add(task)
         task.add_done_callback(self._work.discard)
+
+    async def _guarded(self, batch: Batch) -> None:
+        async with self._slots:
+            try:
+                await self.process(batch)
+            except Exception:
+                # Settling failed (the bus or the database is down): forget the messages so
+                # their redelivery after the ack deadline starts them afresh.
+                log.exception("deriver.batch_failed", observer=batch.key.observer)
+                for item in batch.items:
+                    if isinstance(item.owner, _Pending):
+                        item.owner.failed = True
 
     async def process(self, batch: Batch) -> None:
         """One model call for one batch; publish what is grounded; settle the messages."""
@@ -164,29 +180,42 @@ class DeriverService:
                 return
         await self._settle(batch, last_seq)
 
+    async def _record(self, update: Callable[..., Awaitable[None]], *args: object) -> None:
+        """Progress is bookkeeping for the queue status: retry it briefly, never fail work on it."""
+        for attempt in range(3):
+            try:
+                await update(*args)
+                return
+            except Exception as err:
+                log.warning("deriver.progress_failed", attempt=attempt + 1, error=repr(err))
+                await asyncio.sleep(0.05 * (attempt + 1))
+
+    def _release(self, item: Item) -> _Pending | None:
+        """Count one representation of ``item``'s message as done; its delivery if all are."""
+        p = item.owner
+        if not isinstance(p, _Pending):
+            return None
+        p.remaining -= 1
+        if p.remaining > 0:
+            return None
+        if self._pending.get(item.seq) is p:
+            del self._pending[item.seq]
+        return p
+
     async def _settle(self, batch: Batch, last_seq: int) -> None:
         for item in batch.items:
-            p = self._pending.get(item.seq)
-            if p is None:
-                continue
-            p.remaining -= 1
-            if p.remaining == 0:
-                del self._pending[item.seq]
-                if not p.failed:
-                    await p.delivery.ack()
-        await self._progress.finished(_units(batch), last_seq)
+            p = self._release(item)
+            if p is not None and not p.failed:
+                await p.delivery.ack()
+        await self._record(self._progress.finished, _units(batch), last_seq)
 
     async def _requeue(self, batch: Batch) -> None:
         # The message comes back whole: every representation it feeds is derived again, and the
         # derived ids make the repeats harmless.
         for item in batch.items:
-            p = self._pending.get(item.seq)
-            if p is None:
-                continue
-            if not p.failed:
+            p = item.owner
+            if isinstance(p, _Pending) and not p.failed:
                 p.failed = True
                 await p.delivery.nak(self._s.retry_delay_s)
-            p.remaining -= 1
-            if p.remaining == 0:
-                del self._pending[item.seq]
-        await self._progress.requeued(_units(batch))
+            self._release(item)
+        await self._record(self._progress.requeued, _units(batch))

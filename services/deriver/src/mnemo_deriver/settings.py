@@ -21,3 +21,5 @@ class DeriverSettings(BaseSettings):
     # Redelivery delay after a model outage: the work waits, it is never dropped.
     retry_delay_s: float = 5.0
     ack_wait_s: float = 120.0
+    # Batches processed at once; more would only queue on the model and the database pool.
+    max_concurrent_batches: int = Field(default=4, ge=1)
