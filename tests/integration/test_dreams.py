@@ -142,6 +142,14 @@ def test_a_beam_chat_dreams_with_the_local_reasoner(mnemo, workspace, database_u
         "SELECT id, content FROM observations WHERE workspace = %s AND deleted_at IS NOT NULL",
         workspace,
     )
+    # BEAM's knowledge update "150 commits" -> "has now reached 165" is revised by the dream.
+    assert any("150 commits" in str(d["content"]) for d in deleted), deleted
+    assert rows(
+        database_url,
+        "SELECT 1 FROM observations WHERE workspace = %s AND level = 'deductive'"
+        " AND deleted_at IS NULL AND content LIKE %s",
+        workspace, "%commits now 165%",
+    )  # fmt: skip
     for d in deleted[:5]:
         # A superseded value leaves retrieval, and the belief that replaced it cites it.
         hits = user.conclusions.query(str(d["content"]), top_k=10)

@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from mnemo_runtime.models.local.deriver import MODEL_NAME
+from mnemo_runtime.models.local.quantities import quantity_updates
 from mnemo_runtime.models.ports import (
     ModelRequest,
     ModelResponse,
@@ -183,7 +184,12 @@ class LocalDeduction:
         if _acted(request):
             return _reply(request, [], "local-heuristic deduction done")
         peer, card = _opening(request)
-        calls = self._updates(obs) + self._contradictions(obs) + self._prunes(obs)
+        calls = (
+            self._updates(obs)
+            + self._quantity_updates(peer, obs)
+            + self._contradictions(obs)
+            + self._prunes(obs)
+        )
         new_card = _card(peer, obs, card)
         if new_card and [e["text"] for e in new_card] != card:
             calls.append(("set_peer_card", {"entries": new_card}))
@@ -204,6 +210,9 @@ class LocalDeduction:
                 "reason": f"superseded by a newer statement ({newest.id})",
             }))  # fmt: skip
         return calls
+
+    def _quantity_updates(self, peer: str, obs: list[_Obs]) -> list[tuple[str, dict[str, object]]]:
+        return quantity_updates(peer, [(o.id, o.level, o.date, o.rank, o.content) for o in obs])
 
     def _contradictions(self, obs: list[_Obs]) -> list[tuple[str, dict[str, object]]]:
         flagged = {frozenset(o.cites) for o in obs if o.level == "contradiction"}
