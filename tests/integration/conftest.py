@@ -198,3 +198,25 @@ def own_nats(tmp_path: Path) -> Iterator[str]:
     local = LocalNats(tmp_path / "nats", free_port())
     yield local.start()
     local.stop()
+
+
+def wait_settled(h: object, timeout: float = 120.0, interval: float = 0.1) -> None:
+    """Wait until the workspace's queue status reports no pending or in-progress work."""
+    deadline = time.monotonic() + timeout
+    status = None
+    while time.monotonic() < deadline:
+        status = h.queue_status()  # type: ignore[attr-defined]
+        if (
+            status.total_work_units
+            and not status.pending_work_units
+            and not status.in_progress_work_units
+        ):
+            return
+        time.sleep(interval)
+    raise AssertionError(f"memory did not settle within {timeout}s: {status}")
+
+
+@pytest.fixture(scope="session")
+def settle() -> object:
+    """``settle(honcho, timeout=...)``: wait for memory formation to finish."""
+    return wait_settled

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import httpx
@@ -17,24 +16,10 @@ DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared
 LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 
 
-def settle(h: Honcho, timeout: float = 60.0) -> None:
-    """Wait until the queue status reports no pending or in-progress work."""
-    deadline = time.monotonic() + timeout
-    status = None
-    while time.monotonic() < deadline:
-        status = h.queue_status()
-        if (
-            status.total_work_units
-            and not status.pending_work_units
-            and not status.in_progress_work_units
-        ):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"memory did not settle: {status}")
-
-
 @pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo data not found at {LOCOMO}")
-def test_a_locomo_question_is_answered_with_evidence_from_its_scope(mnemo, workspace, database_url):
+def test_a_locomo_question_is_answered_with_evidence_from_its_scope(
+    settle, mnemo, workspace, database_url
+):
     conv = next(c for c in json.loads(LOCOMO.read_text()) if c["sample_id"] == "conv-26")
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=60)
     caroline, melanie = h.peer("caroline"), h.peer("melanie")
@@ -75,7 +60,7 @@ def test_a_locomo_question_is_answered_with_evidence_from_its_scope(mnemo, works
     assert [c.id for c in stream.evidence.conclusions] == [c.id for c in reply.evidence.conclusions]
 
 
-def test_chat_never_reads_a_session_the_observer_was_not_in(mnemo, workspace):
+def test_chat_never_reads_a_session_the_observer_was_not_in(settle, mnemo, workspace):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=60)
     alice, bob, carol = h.peer("alice"), h.peer("bob"), h.peer("carol")
     watched = h.session("with-alice", peers=[(alice, SessionPeerConfig(observe_others=True)), bob])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -19,22 +18,6 @@ LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 SECRET = "I am secretly learning to fly planes."
 
 
-def settle(h: Honcho, timeout: float = 90.0) -> None:
-    """Wait until the queue status reports no pending or in-progress work."""
-    deadline = time.monotonic() + timeout
-    status = None
-    while time.monotonic() < deadline:
-        status = h.queue_status()
-        if (
-            status.total_work_units
-            and not status.pending_work_units
-            and not status.in_progress_work_units
-        ):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"memory did not settle: {status}")
-
-
 def context_tokens(ctx) -> int:
     """What a context costs, counted as the server counts."""
     counter = TokenCounter()
@@ -47,7 +30,7 @@ def context_tokens(ctx) -> int:
 
 
 @pytest.fixture
-def conversation(mnemo, workspace):
+def conversation(settle, mnemo, workspace):
     """Three LoCoMo sessions as one session, caroline observing melanie; nate elsewhere."""
     if not LOCOMO.exists():
         pytest.skip(f"LoCoMo data not found at {LOCOMO}")

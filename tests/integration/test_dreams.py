@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import nats
 import psycopg
 import pytest
 from honcho import Honcho
 from honcho.api_types import MessageCreateParams
 from psycopg.rows import dict_row
 
+from mnemo_schema.subjects import STREAM, observation_subject
+
 DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared" / "datasets"))
 BEAM = DATA / "beam-100k" / "1"
-
-
-def settle(h: Honcho, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = h.queue_status()
-        if s.total_work_units and not s.pending_work_units and not s.in_progress_work_units:
-            return
-        time.sleep(0.1)
-    raise AssertionError("memory did not settle")
 
 
 def rows(database_url: str, sql: str, *params: object) -> list[dict[str, object]]:
@@ -33,7 +26,17 @@ def rows(database_url: str, sql: str, *params: object) -> list[dict[str, object]
         return conn.execute(sql, params).fetchall()
 
 
-def dream(h: Honcho, database_url: str, workspace: str, until, peer: str = "user") -> dict:
+async def _last_seq(nats_url: str, subject: str) -> int:
+    nc = await nats.connect(nats_url)
+    try:
+        return int((await nc.jetstream().get_last_msg(STREAM, subject)).seq or 0)
+    finally:
+        await nc.close()
+
+
+def dream(
+    h: Honcho, database_url: str, nats_url: str, workspace: str, until, peer: str = "user"
+) -> dict:
     """Ask for a dream over (peer, peer) and wait for the dreamer to record its completion."""
     h.schedule_dream(observer=peer)
     until(
@@ -47,8 +50,17 @@ def dream(h: Honcho, database_url: str, workspace: str, until, peer: str = "user
         ),
         timeout=120,
     )
-    # The memory projection applies the dream's last edits shortly after the DreamCompleted.
-    time.sleep(1.0)
+    # The dream's edits are in the log before its DreamCompleted; wait until the memory
+    # projection has applied the newest of them.
+    last = asyncio.run(_last_seq(nats_url, observation_subject(workspace, peer, peer)))
+    until(
+        lambda: rows(
+            database_url,
+            "SELECT 1 FROM projection_positions WHERE name = 'memory' AND seq >= %s",
+            last,
+        ),
+        timeout=60,
+    )
     return rows(
         database_url,
         "SELECT * FROM dream_schedule WHERE workspace = %s AND observer = %s AND observed = %s",
@@ -58,7 +70,9 @@ def dream(h: Honcho, database_url: str, workspace: str, until, peer: str = "user
     )[0]
 
 
-def test_a_knowledge_update_supersedes_the_old_value(mnemo, workspace, database_url, until):
+def test_a_knowledge_update_supersedes_the_old_value(
+    settle, mnemo, nats_url, workspace, database_url, until
+):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     user, assistant = h.peer("user"), h.peer("assistant")
     session = h.session("s1")
@@ -72,7 +86,7 @@ def test_a_knowledge_update_supersedes_the_old_value(mnemo, workspace, database_
     before = [c.content for c in user.conclusions.query("Where does the user live?", top_k=10)]
     assert any("Boston" in c for c in before), before
 
-    dream(h, database_url, workspace, until)
+    dream(h, database_url, nats_url, workspace, until)
 
     old = rows(
         database_url,
@@ -97,7 +111,9 @@ def test_a_knowledge_update_supersedes_the_old_value(mnemo, workspace, database_
 
 
 @pytest.mark.skipif(not BEAM.exists(), reason=f"BEAM data not found at {BEAM}")
-def test_a_beam_chat_dreams_with_the_local_reasoner(mnemo, workspace, database_url, until):
+def test_a_beam_chat_dreams_with_the_local_reasoner(
+    settle, mnemo, nats_url, workspace, database_url, until
+):
     chat = json.loads((BEAM / "chat.json").read_text())
     questions = json.loads((BEAM / "probing_questions.json").read_text())
     wanted = {
@@ -124,7 +140,7 @@ def test_a_beam_chat_dreams_with_the_local_reasoner(mnemo, workspace, database_u
         workspace,
     )[0]["n"]
 
-    row = dream(h, database_url, workspace, until)
+    row = dream(h, database_url, nats_url, workspace, until)
     assert row["last_dream_at"] is not None
 
     by_level = rows(

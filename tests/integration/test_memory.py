@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import psycopg
@@ -16,24 +15,8 @@ DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared
 LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 
 
-def settle(h: Honcho, timeout: float = 60.0) -> None:
-    """Wait until the queue status reports no pending or in-progress work."""
-    deadline = time.monotonic() + timeout
-    status = None
-    while time.monotonic() < deadline:
-        status = h.queue_status()
-        if (
-            status.total_work_units
-            and not status.pending_work_units
-            and not status.in_progress_work_units
-        ):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"memory did not settle: {status}")
-
-
 @pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo data not found at {LOCOMO}")
-def test_a_locomo_session_becomes_grounded_observations(mnemo, workspace, database_url):
+def test_a_locomo_session_becomes_grounded_observations(settle, mnemo, workspace, database_url):
     conv = next(c for c in json.loads(LOCOMO.read_text()) if c["sample_id"] == "conv-26")
     turns = conv["conversation"]["session_1"]
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
@@ -77,7 +60,7 @@ def test_a_locomo_session_becomes_grounded_observations(mnemo, workspace, databa
         assert span.lower() in message.content.lower()
 
 
-def test_an_observer_only_learns_what_it_witnessed(mnemo, workspace):
+def test_an_observer_only_learns_what_it_witnessed(settle, mnemo, workspace):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     alice, bob, carol = h.peer("alice"), h.peer("bob"), h.peer("carol")
     watched = h.session("with-alice", peers=[(alice, SessionPeerConfig(observe_others=True)), bob])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import psycopg
 from honcho import Honcho
 from honcho.api_types import SessionPeerConfig
@@ -14,17 +12,7 @@ from mnemo_runtime.vectors import MissingScopeError, Scope
 from mnemo_schema.observations import ObservationWritten
 
 
-def settle(h: Honcho, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = h.queue_status()
-        if s.total_work_units and not s.pending_work_units and not s.in_progress_work_units:
-            return
-        time.sleep(0.05)
-    raise AssertionError("memory did not settle")
-
-
-async def test_store_write_rules(mnemo, workspace, database_url):
+async def test_store_write_rules(settle, mnemo, workspace, database_url):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     ann, ben = h.peer("ann"), h.peer("ben")
     h.peer("cal")
