@@ -12,8 +12,13 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable
 
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from psycopg_pool import AsyncConnectionPool
+
 from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
+from mnemo_runtime.memory.wiring import MemoryAdapters, MemorySettings, open_memory
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 
@@ -45,3 +50,30 @@ def main(name: str, body: Body) -> None:
     import uvloop
 
     uvloop.run(run_service(name, body))
+
+
+StageRun = Callable[
+    [NATS, JetStreamContext, AsyncConnectionPool, MemoryAdapters | None, asyncio.Event],
+    Awaitable[None],
+]
+
+
+def main_stage(name: str, run: StageRun) -> None:
+    """Entry point of a stage that reads memory: ``run(nc, js, pool, memory, stop)``.
+
+    The embedded vector index belongs to the process that writes it, so a stage running alone
+    gets the memory adapters only from a shared Qdrant server (QDRANT_URL), else None.
+    """
+
+    async def body(infra: Infra, stop: asyncio.Event) -> None:
+        settings = MemorySettings()
+        memory = None
+        if settings.qdrant_url is not None:
+            memory = await open_memory(settings, InfraSettings().state_dir.resolve())
+        try:
+            await run(infra.nc, infra.js, infra.pool, memory, stop)
+        finally:
+            if memory is not None:
+                await memory.close()
+
+    main(name, body)

@@ -2,27 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from mnemo_context.app import run
-from mnemo_runtime.infra import Infra
-from mnemo_runtime.memory.wiring import MemoryAdapters, MemorySettings, open_memory
-from mnemo_runtime.process import main
-from mnemo_runtime.settings import InfraSettings
-
-
-async def _run(infra: Infra, stop: asyncio.Event) -> None:
-    settings = MemorySettings()
-    # Without a shared Qdrant server there is no index to search: full-text only.
-    memory: MemoryAdapters | None = None
-    if settings.qdrant_url is not None:
-        memory = await open_memory(settings, InfraSettings().state_dir.resolve())
-    try:
-        await run(infra.nc, infra.js, infra.pool, memory, stop)
-    finally:
-        if memory is not None:
-            await memory.close()
-
+from mnemo_runtime.process import main_stage
 
 if __name__ == "__main__":
-    main("context", _run)
+    main_stage("context", run)

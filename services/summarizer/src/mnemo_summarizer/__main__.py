@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from mnemo_runtime.infra import Infra
-from mnemo_runtime.process import main
+from mnemo_runtime.process import main_stage
 from mnemo_summarizer.app import run
 
-
-async def _run(infra: Infra, stop: asyncio.Event) -> None:
-    await run(infra.nc, infra.js, infra.pool, None, stop)
-
-
 if __name__ == "__main__":
-    main("summarizer", _run)
+    main_stage("summarizer", run)
