@@ -78,10 +78,7 @@ def _show_memory(honcho: Honcho, *peers: Peer) -> None:
         print(f"\nWhat Mnemo knows about {peer.id} ({facts.total} observations), first five:")
         for f in facts.items[:5]:
             print(f"  - {f.content}")
-    session = honcho.session("session-1")
-    summaries = session.summaries()
-    if summaries.short_summary is not None:
-        print(f"\nShort summary of session 1:\n  {summaries.short_summary.content[:400]}")
+    _show_summary(honcho)
     for peer, question in (
         (peers[0], "What support group did she attend?"),
         (peers[0], "Where does she want to move to?"),
@@ -96,3 +93,17 @@ def _show_memory(honcho: Honcho, *peers: Peer) -> None:
                 f"   (read {len(reply.evidence.conclusions)} observations and"
                 f" {len(reply.evidence.messages)} messages)"
             )
+
+
+def _show_summary(honcho: Honcho) -> None:
+    """The newest summary of the first session long enough to have one (20+ messages)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for session in honcho.sessions():
+            summaries = session.summaries()
+            best = summaries.long_summary or summaries.short_summary
+            if best is not None:
+                print(f"\nSummary of {session.id} ({best.summary_type}):\n  {best.content[:500]}")
+                return
+        time.sleep(0.5)
+    print("\nNo session summary yet (sessions get one every 20 messages).")
