@@ -60,7 +60,7 @@ fmt: setup ## format the code
 	$(RUN) ruff check --fix .
 
 typecheck: setup ## mypy strict
-	$(RUN) mypy libs/schema/src libs/runtime/src services/*/src apps/cli/src
+	$(RUN) mypy libs/schema/src libs/runtime/src services/*/src apps/*/src
 
 bench: setup ## run the benchmarks and print a table
 	$(RUN) mnemo bench-perf
