@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -15,6 +16,7 @@ from nats.js.errors import NotFoundError
 
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
+from mnemo_schema.events import MessagePosted, decode_event
 
 log = get_logger("mnemo.work")
 
@@ -86,6 +88,42 @@ async def durable_batches(
         except (TimeoutError, NatsTimeout):
             continue
         yield msgs
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One delivered message and how to settle it with the bus."""
+
+    seq: int
+    event: MessagePosted
+    ack: Callable[[], Awaitable[None]]
+    nak: Callable[[float], Awaitable[None]]
+
+
+async def message_deliveries(
+    js: JetStreamContext,
+    durable: str,
+    stop: asyncio.Event,
+    *,
+    fetch: int = 256,
+    ack_wait: float = 120.0,
+) -> AsyncIterator[list[Delivery]]:
+    """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
+
+    Other events on message subjects concern no such stage and are acknowledged at once.
+    """
+    async for msgs in durable_batches(
+        js, subjects.MESSAGE_FILTER, durable, stop, fetch=fetch, ack_wait=ack_wait
+    ):
+        deliveries = []
+        for m in msgs:
+            event = decode_event(m.data)
+            if not isinstance(event, MessagePosted):
+                await m.ack()
+                continue
+            seq = int(m.metadata.sequence.stream)
+            deliveries.append(Delivery(seq, event, m.ack, nak_later(m)))
+        yield deliveries
 
 
 def nak_later(m: Msg) -> Callable[[float], Awaitable[None]]:

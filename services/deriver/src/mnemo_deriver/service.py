@@ -20,20 +20,11 @@ from mnemo_runtime.deriver_contract import DeriverOutput
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, structured
 from mnemo_runtime.tracing import extract_context, tracer
+from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
 
 log = get_logger("mnemo.deriver")
 _tracer = tracer("mnemo.deriver")
-
-
-@dataclass
-class Delivery:
-    """One delivered message and how to settle it with the bus."""
-
-    seq: int
-    event: MessagePosted
-    ack: Callable[[], Awaitable[None]]
-    nak: Callable[[float], Awaitable[None]]
 
 
 @dataclass

@@ -10,12 +10,12 @@ order within a session matters more than parallel model calls.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput
 from mnemo_runtime.tracing import extract_context, tracer
+from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.summaries import SummaryType
 from mnemo_summarizer.cadence import Cadence, Job, SessionLog
@@ -27,16 +27,6 @@ log = get_logger("mnemo.summarizer")
 _tracer = tracer("mnemo.summarizer")
 
 SessionKey = tuple[str, str]
-
-
-@dataclass
-class Delivery:
-    """One delivered message and how to settle it with the bus."""
-
-    seq: int
-    event: MessagePosted
-    ack: Callable[[], Awaitable[None]]
-    nak: Callable[[float], Awaitable[None]]
 
 
 class SummarizerService:

@@ -6,10 +6,9 @@ import asyncio
 
 from nats.js import JetStreamContext
 
-from mnemo_deriver.service import Delivery, DeriverService
-from mnemo_runtime.work import durable_batches, nak_later
+from mnemo_deriver.service import DeriverService
+from mnemo_runtime.work import message_deliveries
 from mnemo_schema import subjects
-from mnemo_schema.events import MessagePosted, decode_event
 
 
 async def consume(
@@ -18,18 +17,9 @@ async def consume(
     """Feed the service from the durable consumer until ``stop``; flush on the way out."""
     ticker = asyncio.create_task(_tick(service, stop))
     try:
-        async for msgs in durable_batches(
-            js, subjects.MESSAGE_FILTER, subjects.DERIVER_DURABLE, stop,
-            fetch=fetch, ack_wait=ack_wait,
-        ):  # fmt: skip
-            deliveries = []
-            for m in msgs:
-                event = decode_event(m.data)
-                if not isinstance(event, MessagePosted):
-                    await m.ack()
-                    continue
-                seq = int(m.metadata.sequence.stream)
-                deliveries.append(Delivery(seq, event, m.ack, nak_later(m)))
+        async for deliveries in message_deliveries(
+            js, subjects.DERIVER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait
+        ):
             await service.deliver(deliveries)
     finally:
         stop.set()

@@ -6,10 +6,9 @@ import asyncio
 
 from nats.js import JetStreamContext
 
-from mnemo_runtime.work import durable_batches, nak_later
+from mnemo_runtime.work import message_deliveries
 from mnemo_schema import subjects
-from mnemo_schema.events import MessagePosted, decode_event
-from mnemo_summarizer.service import Delivery, SummarizerService
+from mnemo_summarizer.service import SummarizerService
 
 
 async def consume(
@@ -20,15 +19,7 @@ async def consume(
     ack_wait: float,
 ) -> None:
     """Feed the service from the durable consumer until ``stop``."""
-    async for msgs in durable_batches(
-        js, subjects.MESSAGE_FILTER, subjects.SUMMARIZER_DURABLE, stop,
-        fetch=fetch, ack_wait=ack_wait,
-    ):  # fmt: skip
-        deliveries = []
-        for m in msgs:
-            event = decode_event(m.data)
-            if not isinstance(event, MessagePosted):
-                await m.ack()
-                continue
-            deliveries.append(Delivery(int(m.metadata.sequence.stream), event, m.ack, nak_later(m)))
+    async for deliveries in message_deliveries(
+        js, subjects.SUMMARIZER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait
+    ):
         await service.deliver(deliveries)
