@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import threading
 
@@ -133,3 +134,51 @@ def test_an_agent_can_publish_commands_on_the_bus_without_mnemo_code(
             )
 
     until(projected)
+
+
+def test_an_undecodable_event_is_parked_and_the_stages_go_on(mnemo, nats_url, workspace, until):
+    url = f"{mnemo.url}/v3/workspaces"
+    httpx.post(url, json={"id": workspace}).raise_for_status()
+    base = f"{url}/{workspace}/sessions"
+    httpx.post(base, json={"id": "s", "peers": {"a": {}}}).raise_for_status()
+    garbage = b"not an event " + workspace.encode()
+
+    async def publish_garbage() -> None:
+        nc = await nats.connect(nats_url)
+        await nc.jetstream().publish(f"mnemo.evt.{workspace}.msg.s", garbage)
+        await nc.close()
+
+    asyncio.run(publish_garbage())
+    # Posted after the bad event: answered only once the projection is past it.
+    httpx.post(
+        f"{base}/s/messages", json={"messages": [{"peer_id": "a", "content": "After it."}]}
+    ).raise_for_status()
+    page = httpx.post(f"{base}/s/messages/list").json()
+    assert [m["content"] for m in page["items"]] == ["After it."]
+
+    async def parked(stage: str) -> list[dict[str, object]]:
+        nc = await nats.connect(nats_url)
+        js = nc.jetstream()
+        found = []
+        sub = await js.subscribe(
+            subjects.dead_letter_subject(stage), stream=subjects.DEAD_LETTER_STREAM,
+            ordered_consumer=True,
+        )  # fmt: skip
+        try:
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=1)
+                except nats.errors.TimeoutError:
+                    break
+                body = json.loads(msg.data)
+                if body.get("data_b64") == base64.b64encode(garbage).decode():
+                    found.append(body)
+        finally:
+            await nc.close()
+        return found
+
+    for stage in ("projector-pg", "deriver"):
+        until(lambda stage=stage: asyncio.run(parked(stage)), timeout=20)
+        [entry] = asyncio.run(parked(stage))
+        assert entry["reason"] == "undecodable event"
+        assert entry["subject"] == f"mnemo.evt.{workspace}.msg.s"

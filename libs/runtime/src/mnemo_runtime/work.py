@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -13,10 +14,11 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
+from pydantic import ValidationError
 
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
-from mnemo_schema.events import MessagePosted, decode_event
+from mnemo_schema.events import Event, MessagePosted, decode_event
 
 log = get_logger("mnemo.work")
 
@@ -51,6 +53,31 @@ class DeadLetters:
         body = json.dumps({"stage": self.stage, "reason": reason, **payload}).encode()
         await self._js.publish(subjects.dead_letter_subject(self.stage), body)
         log.error("work.dead_letter", stage=self.stage, reason=reason)
+
+
+async def decode_or_park(m: Msg, dead: DeadLetters | None) -> Event | None:
+    """The event ``m`` carries, or None once an undecodable one is parked with the reason.
+
+    Anyone with access to the bus can publish on an event subject; one malformed message must
+    not stop a stage for good, nor vanish without a trace.
+    """
+    try:
+        return decode_event(m.data)
+    except ValidationError as err:
+        if dead is None:
+            log.error("work.undecodable_event", subject=m.subject, error=str(err)[:500])
+            return None
+        seq = int(m.metadata.sequence.stream) if m.reply else None
+        await dead.park(
+            "undecodable event",
+            {
+                "subject": m.subject,
+                "seq": seq,
+                "error": str(err)[:2000],
+                "data_b64": base64.b64encode(m.data[:65536]).decode(),
+            },
+        )
+        return None
 
 
 async def durable_batches(
@@ -107,17 +134,19 @@ async def message_deliveries(
     *,
     fetch: int = 256,
     ack_wait: float = 120.0,
+    dead: DeadLetters | None = None,
 ) -> AsyncIterator[list[Delivery]]:
     """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
 
-    Other events on message subjects concern no such stage and are acknowledged at once.
+    Other events on message subjects concern no such stage and are acknowledged at once;
+    undecodable ones are parked in ``dead`` (or logged) and acknowledged.
     """
     async for msgs in durable_batches(
         js, subjects.MESSAGE_FILTER, durable, stop, fetch=fetch, ack_wait=ack_wait
     ):
         deliveries = []
         for m in msgs:
-            event = decode_event(m.data)
+            event = await decode_or_park(m, dead)
             if not isinstance(event, MessagePosted):
                 await m.ack()
                 continue

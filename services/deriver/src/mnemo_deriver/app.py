@@ -46,4 +46,4 @@ async def run(
         dead,
         PgProgress(pool),
     )
-    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s)
+    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s, dead)

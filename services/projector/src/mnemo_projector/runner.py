@@ -19,9 +19,11 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
+from pydantic import ValidationError
 
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, tracer
+from mnemo_runtime.work import DeadLetters, decode_or_park
 from mnemo_schema import subjects
 from mnemo_schema.events import Event, decode_event
 
@@ -68,10 +70,12 @@ class Projector:
         self._js = js
         self._pool = pool
         self._batch = batch_size
+        self._dead = DeadLetters(js, f"projector-{projection.name}")
         self.applied = 0
 
     async def setup(self) -> None:
         """Create the read model if needed and read its position."""
+        await self._dead.ensure()
         async with self._pool.connection() as conn:
             await self.projection.setup(conn)
             self.applied = await read_position(conn, self.projection.name)
@@ -168,16 +172,29 @@ class Projector:
         two projectors or a concurrent rebuild can never both advance it.
         """
         position = self.applied
-        fresh = [
-            (s, decode_event(m.data))
-            for m in msgs
-            if (s := int(m.metadata.sequence.stream)) > position
-        ]
-        if not fresh:
+        fresh: list[tuple[int, Event]] = []
+        last = position
+        for m in msgs:
+            seq = int(m.metadata.sequence.stream)
+            if seq <= position:
+                continue
+            last = seq
+            try:
+                fresh.append((seq, decode_event(m.data)))
+            except ValidationError:
+                # Parked with the reason and passed over: one bad message must not stop the
+                # read model for good.
+                await decode_or_park(m, self._dead)
+        if last == position:
             return True
-        last = fresh[-1][0]
         try:
-            async with self._pool.connection() as conn, conn.transaction():
+            # Pipelined: the statements of a batch travel together and the transaction costs
+            # two round trips, not one per statement.
+            async with (
+                self._pool.connection() as conn,
+                conn.pipeline() as pipeline,
+                conn.transaction(),
+            ):
                 # The log is the record: if Postgres loses the newest commits in a crash, effects
                 # and position are lost together and the tail is replayed, so the commit need
                 # not wait for its WAL flush.
@@ -188,6 +205,7 @@ class Projector:
                     "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
                     (last, self.projection.name, position),
                 )
+                await pipeline.sync()
                 if cur.rowcount != 1:
                     raise _PositionMoved
         except _PositionMoved:

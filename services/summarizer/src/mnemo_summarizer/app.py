@@ -52,4 +52,4 @@ async def run(
         dead,
         TokenCounter().count,
     )
-    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s)
+    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s, dead)

@@ -7,18 +7,23 @@ import asyncio
 from nats.js import JetStreamContext
 
 from mnemo_deriver.service import DeriverService
-from mnemo_runtime.work import message_deliveries
+from mnemo_runtime.work import DeadLetters, message_deliveries
 from mnemo_schema import subjects
 
 
 async def consume(
-    js: JetStreamContext, service: DeriverService, stop: asyncio.Event, fetch: int, ack_wait: float
+    js: JetStreamContext,
+    service: DeriverService,
+    stop: asyncio.Event,
+    fetch: int,
+    ack_wait: float,
+    dead: DeadLetters | None = None,
 ) -> None:
     """Feed the service from the durable consumer until ``stop``; flush on the way out."""
     ticker = asyncio.create_task(_tick(service, stop))
     try:
         async for deliveries in message_deliveries(
-            js, subjects.DERIVER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait
+            js, subjects.DERIVER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait, dead=dead
         ):
             await service.deliver(deliveries)
     finally:

@@ -12,10 +12,9 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from mnemo_dreamer.service import Dreamer
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.work import durable_batches
+from mnemo_runtime.work import DeadLetters, decode_or_park, durable_batches
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
-from mnemo_schema.events import decode_event
 from mnemo_schema.observations import ObservationWritten
 
 log = get_logger("mnemo.dreamer")
@@ -42,11 +41,13 @@ async def _fetch(sub: JetStreamContext.PullSubscription, n: int) -> list[Msg]:
 
 async def consume_observations(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event) -> None:
     """Count explicit observations per representation, in log order, until ``stop``."""
+    dead = DeadLetters(js, "dreamer")
+    await dead.ensure()
     async for msgs in durable_batches(
         js, subjects.OBSERVATION_FILTER, DREAM_SCHEDULER_DURABLE, stop, fetch=200, ack_wait=30.0
     ):
         for m in msgs:
-            event = decode_event(m.data)
+            event = await decode_or_park(m, dead)
             if isinstance(event, ObservationWritten):
                 await dreamer.observed(int(m.metadata.sequence.stream), event)
             await m.ack()
@@ -72,6 +73,8 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
         stream=subjects.STREAM,
         config=_config(cfg.ack_wait_s, 1_000),
     )
+    dead = DeadLetters(js, "dreamer")
+    await dead.ensure()
     slots = asyncio.Semaphore(cfg.max_concurrent_dreams)
     running: set[asyncio.Task[None]] = set()
     try:
@@ -81,7 +84,7 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
             if not msgs:
                 slots.release()
                 continue
-            task = asyncio.create_task(_dream(dreamer, msgs[0], slots))
+            task = asyncio.create_task(_dream(dreamer, msgs[0], slots, dead))
             running.add(task)
             task.add_done_callback(running.discard)
     finally:
@@ -90,10 +93,10 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
         await asyncio.gather(*running, return_exceptions=True)
 
 
-async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore) -> None:
+async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore, dead: DeadLetters) -> None:
     heartbeat = asyncio.create_task(_in_progress(m, dreamer.settings.ack_wait_s / 3))
     try:
-        event = decode_event(m.data)
+        event = await decode_or_park(m, dead)
         if not isinstance(event, DreamDue):
             await m.ack()
             return

@@ -6,7 +6,7 @@ import asyncio
 
 from nats.js import JetStreamContext
 
-from mnemo_runtime.work import message_deliveries
+from mnemo_runtime.work import DeadLetters, message_deliveries
 from mnemo_schema import subjects
 from mnemo_summarizer.service import SummarizerService
 
@@ -17,9 +17,10 @@ async def consume(
     stop: asyncio.Event,
     fetch: int,
     ack_wait: float,
+    dead: DeadLetters | None = None,
 ) -> None:
     """Feed the service from the durable consumer until ``stop``."""
     async for deliveries in message_deliveries(
-        js, subjects.SUMMARIZER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait
+        js, subjects.SUMMARIZER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait, dead=dead
     ):
         await service.deliver(deliveries)
