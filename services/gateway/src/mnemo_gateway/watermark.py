@@ -63,7 +63,9 @@ class ProjectionWatermark:
     async def refresh(self) -> int:
         """Re-read the applied position from Postgres."""
         async with self._pool.connection() as conn:
-            cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = 'pg'")
+            cur = await conn.execute(
+                "SELECT seq FROM projection_positions WHERE name = %s", (self._projection,)
+            )
             row = await cur.fetchone()
         if row is not None:
             self._advance(int(row["seq"]))  # type: ignore[call-overload]
