@@ -18,6 +18,7 @@ class EntityProjection:
     name = PROJECTION
     filter_subject = subjects.EVENT_SUBJECTS
     applied_subject = subjects.PROJECTOR_APPLIED
+    pipelined = True  # apply() only writes
 
     async def setup(self, conn: AsyncConnection) -> None:
         await create_tables(conn)

@@ -43,6 +43,7 @@ class MemoryProjection:
     name = MEMORY_PROJECTION
     filter_subject = subjects.OBSERVATION_FILTER
     applied_subject = subjects.MEMORY_PROJECTION_APPLIED
+    pipelined = False  # apply() reads row counts and lookups back as it goes
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ the log from there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from itertools import groupby
 from typing import Protocol
@@ -37,6 +38,9 @@ class Projection(Protocol):
     name: str
     filter_subject: str
     applied_subject: str
+    # Whether ``apply`` only writes (no row counts or results read back), so its statements can
+    # be pipelined: sent together, their results read once at the end.
+    pipelined: bool
 
     async def setup(self, conn: AsyncConnection) -> None:
         """Create what the read model needs (idempotent)."""
@@ -188,26 +192,28 @@ class Projector:
         if last == position:
             return True
         try:
-            # Pipelined: the statements of a batch travel together and the transaction costs
-            # two round trips, not one per statement.
-            async with (
-                self._pool.connection() as conn,
-                conn.pipeline() as pipeline,
-                conn.transaction(),
-            ):
-                # The log is the record: if Postgres loses the newest commits in a crash, effects
-                # and position are lost together and the tail is replayed, so the commit need
-                # not wait for its WAL flush.
-                await conn.execute("SET LOCAL synchronous_commit TO OFF")
-                with _SpanGroup(fresh, self.projection.name):
-                    await self.projection.apply(conn, fresh)
-                cur = await conn.execute(
-                    "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
-                    (last, self.projection.name, position),
+            async with self._pool.connection() as conn, contextlib.AsyncExitStack() as stack:
+                # Pipelined, a batch costs two round trips, not one per statement.
+                pipeline = (
+                    await stack.enter_async_context(conn.pipeline())
+                    if self.projection.pipelined
+                    else None
                 )
-                await pipeline.sync()
-                if cur.rowcount != 1:
-                    raise _PositionMoved
+                async with conn.transaction():
+                    # The log is the record: if Postgres loses the newest commits in a crash,
+                    # effects and position are lost together and the tail is replayed, so the
+                    # commit need not wait for its WAL flush.
+                    await conn.execute("SET LOCAL synchronous_commit TO OFF")
+                    with _SpanGroup(fresh, self.projection.name):
+                        await self.projection.apply(conn, fresh)
+                    cur = await conn.execute(
+                        "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
+                        (last, self.projection.name, position),
+                    )
+                    if pipeline is not None:
+                        await pipeline.sync()
+                    if cur.rowcount != 1:
+                        raise _PositionMoved
         except _PositionMoved:
             log.info("projector.position_moved", projection=self.projection.name)
             return False
