@@ -11,6 +11,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemo_schema.observations import Level
+
 MAX_CONTEXT_TOKENS = 100_000
 # A prompt-sized default: the caller asks for more when its model has room.
 DEFAULT_CONTEXT_TOKENS = 8_192
@@ -75,6 +77,30 @@ class SearchQuery(_Query):
     session_id: str | None = None
     peer_id: str | None = None
     limit: int = Field(default=10, ge=1, le=100)
+
+
+class ObservationSearchQuery(_Query):
+    """The observations of one (observer, observed) representation nearest ``query`` in meaning."""
+
+    KIND: ClassVar[str] = "observation_search"
+    observer: str = Field(min_length=1)
+    observed: str = Field(min_length=1)
+    query: str = Field(min_length=1, max_length=10_000)
+    top_k: int = Field(default=10, ge=1, le=100)
+    max_distance: float | None = Field(default=None, ge=0.0, le=2.0)
+    levels: list[Level] | None = None
+    session_id: str | None = None
+
+
+class ObservationHit(BaseModel):
+    id: str
+    distance: float
+
+
+class ObservationSearchReply(BaseModel):
+    """Nearest first."""
+
+    hits: list[ObservationHit]
 
 
 class ContextMessage(BaseModel):

@@ -15,7 +15,12 @@ from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_schema import subjects
-from mnemo_schema.context_queries import ContextQuery, RepresentationQuery, SearchQuery
+from mnemo_schema.context_queries import (
+    ContextQuery,
+    ObservationSearchQuery,
+    RepresentationQuery,
+    SearchQuery,
+)
 
 QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
@@ -41,6 +46,10 @@ async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
         ),
         await rpc.serve(
             nc, subjects.query_filter(SearchQuery.KIND), SearchQuery, service.search, QUEUE_GROUP
+        ),
+        await rpc.serve(
+            nc, subjects.query_filter(ObservationSearchQuery.KIND), ObservationSearchQuery,
+            service.observation_search, QUEUE_GROUP,
         ),
     ]  # fmt: skip
 

@@ -17,12 +17,16 @@ from mnemo_context.domain import (
 )
 from mnemo_context.ports import Reads
 from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.rpc import QueryError
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
 from mnemo_schema.context_queries import (
     ContextMessage,
     ContextQuery,
     ContextReply,
+    ObservationHit,
+    ObservationSearchQuery,
+    ObservationSearchReply,
     RepresentationQuery,
     RepresentationReply,
     RepresentationSlice,
@@ -184,3 +188,19 @@ class ContextService:
             found.update((m.id, m) for m in cited)
         ranked = reciprocal_rank_fusion(rankings)[: q.limit]
         return SearchReply(messages=[found[i] for i in ranked])
+
+    async def observation_search(
+        self, ws: str, q: ObservationSearchQuery
+    ) -> ObservationSearchReply:
+        """The nearest observations of one representation, as ids and cosine distances."""
+        if self._memory is None:
+            raise QueryError(503, "semantic search needs the vector index (set QDRANT_URL)")
+        vector = (await self._memory.embedder.embed([q.query]))[0]
+        hits = await self._memory.index.search(
+            vector, Scope(ws, q.observer, q.observed), limit=q.top_k,
+            filters=SearchFilters.of(levels=q.levels, session_id=q.session_id),
+            max_distance=q.max_distance,
+        )  # fmt: skip
+        return ObservationSearchReply(
+            hits=[ObservationHit(id=h.id, distance=h.distance) for h in hits]
+        )

@@ -31,20 +31,13 @@ from mnemo_gateway.routes import (
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_gateway.store import ReadStore
 from mnemo_gateway.watermark import ProjectionWatermark
-from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_schema import subjects
 
 
-def build_app(
-    settings: GatewaySettings,
-    nc: NATS,
-    pool: AsyncConnectionPool,
-    memory: MemoryAdapters | None = None,
-) -> FastAPI:
-    """The HTTP app; NATS, Postgres and the memory adapters are opened (and closed) by the caller.
+def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) -> FastAPI:
+    """The HTTP app; NATS and Postgres are opened (and closed) by the caller.
 
-    Without memory adapters (a gateway with no vector index of its own), semantic search
-    answers 503.
+    The gateway holds no vector index: what needs one is asked of the context service.
     """
     watermark = ProjectionWatermark(nc, pool)
     memory_watermark = ProjectionWatermark(
@@ -69,7 +62,6 @@ def build_app(
     app.state.js = nc.jetstream()
     app.state.watermark = watermark
     app.state.ready_max_lag = settings.ready_max_lag
-    app.state.memory = memory
     app.state.services = Services(
         bus=CommandBus(
             nc,

@@ -11,10 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemo_gateway.api import ListBody, Page
 from mnemo_gateway.deps import PageQ, Svc, order
 from mnemo_gateway.errors import ApiError
-from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.vectors import LEVELS, Level, Scope, SearchFilters
+from mnemo_gateway.routes.context import QUERY_TIMEOUT
+from mnemo_runtime import rpc
 from mnemo_schema import commands as c
+from mnemo_schema import subjects
 from mnemo_schema.commands import MAX_BATCH, NewConclusion
+from mnemo_schema.context_queries import ObservationSearchQuery, ObservationSearchReply
+from mnemo_schema.observations import Level
+
+LEVELS: tuple[Level, ...] = ("explicit", "deductive", "inductive", "contradiction")
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/conclusions", tags=["conclusions"])
 
@@ -97,10 +102,11 @@ async def list_conclusions(
 async def query_conclusions(
     workspace_id: str, body: ConclusionQuery, svc: Svc, request: Request
 ) -> list[ConclusionOut]:
-    """Semantic search inside one (observer_id, observed_id) representation."""
-    memory: MemoryAdapters | None = request.app.state.memory
-    if memory is None:
-        raise ApiError(503, "semantic search needs the vector index (set QDRANT_URL)")
+    """Semantic search inside one (observer_id, observed_id) representation.
+
+    The context service, which holds the vector index, finds the nearest ids; the rows come
+    from Postgres here.
+    """
     filters = dict(body.filters or {})
     observer, observed = filters.pop("observer_id", None), filters.pop("observed_id", None)
     if not isinstance(observer, str) or not isinstance(observed, str):
@@ -118,15 +124,20 @@ async def query_conclusions(
     session = filters.pop("session_id", None)
     if filters:
         raise ApiError(422, f"filters.{next(iter(filters))}: not supported in a query", "filters")
-    vector = (await memory.embedder.embed([body.query]))[0]
-    hits = await memory.index.search(
-        vector, Scope(workspace_id, observer, observed), limit=body.top_k,
-        filters=SearchFilters.of(
-            levels=levels,
-            session_id=session if isinstance(session, str) else None,
-        ),
-        max_distance=body.distance,
+    query = ObservationSearchQuery(
+        observer=observer, observed=observed, query=body.query, top_k=body.top_k,
+        max_distance=body.distance, levels=levels,
+        session_id=session if isinstance(session, str) else None,
     )  # fmt: skip
+    try:
+        found = await rpc.call(
+            request.app.state.nc,
+            subjects.query_subject(workspace_id, ObservationSearchQuery.KIND),
+            query, ObservationSearchReply, QUERY_TIMEOUT,
+        )  # fmt: skip
+    except rpc.QueryError as err:
+        raise ApiError(err.status, err.detail, err.field) from err
+    hits = found.hits
     rows = await svc.store.all(
         f"SELECT * FROM observations WHERE {LIVE} AND id = ANY(%s)",
         (workspace_id, [h.id for h in hits]),
