@@ -1,7 +1,12 @@
 """``mnemo up`` / ``down`` / ``status``: the embedded default stack on this machine.
 
-NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then the
-all-in-one process is started detached. Every PID lives under ``$MNEMO_STATE_DIR/run``.
+NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then Mnemo
+is started detached, as two processes: ``api`` (gateway, ingest, the entity projection) and
+``memory`` (the memory projection with the embedded vector index, deriver, summarizer, dreamer,
+context, dialectic). Each runs on its own core, so forming memories never slows the
+acknowledgement of writes. With MNEMO_COMPONENTS set, one process runs exactly those components
+(``mnemo serve``'s all-in-one mode when it names them all). Every PID lives under
+``$MNEMO_STATE_DIR/run``, every log under ``$MNEMO_STATE_DIR/logs``.
 """
 
 from __future__ import annotations
@@ -22,11 +27,38 @@ def _port(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
 
+# Process name -> the environment that picks its components.
+SPLIT: dict[str, dict[str, str]] = {
+    "api": {"MNEMO_COMPONENTS": "gateway,ingest,projector", "MNEMO_PROJECTOR_MEMORY": "false"},
+    "memory": {
+        "MNEMO_COMPONENTS": "projector,deriver,summarizer,dreamer,context,dialectic",
+        "MNEMO_PROJECTOR_ENTITIES": "false",
+    },
+}
+
+
+def _layout() -> dict[str, dict[str, str]]:
+    if os.environ.get("MNEMO_COMPONENTS"):
+        return {"mnemo": {}}
+    return SPLIT
+
+
 def _paths(state: Path) -> tuple[LocalNats, LocalPostgres, Path]:
     state = state.resolve()
     nats = LocalNats(state / "nats", _port("MNEMO_NATS_PORT", 4222))
     pg = LocalPostgres(state / "postgres", _port("MNEMO_PG_PORT", 54329))
-    return nats, pg, state / "run" / "mnemo.pid"
+    return nats, pg, state / "run"
+
+
+def pidfiles(run: Path) -> dict[str, Path]:
+    """Every Mnemo process ``up`` may have started, whichever layout it used."""
+    return {name: run / f"{name}.pid" for name in ("mnemo", *SPLIT)}
+
+
+def running(settings: InfraSettings) -> bool:
+    """Whether any Mnemo process of this state folder is alive."""
+    _, _, run = _paths(settings.state_dir)
+    return any(read_pid(p) is not None for p in pidfiles(run).values())
 
 
 def gateway_url() -> str:
@@ -36,36 +68,63 @@ def gateway_url() -> str:
 
 def up(settings: InfraSettings, timeout: float = 90.0) -> str:
     """Start what is missing; return the gateway URL once it reports ready."""
-    nats, pg, pidfile = _paths(settings.state_dir)
+    nats, pg, run = _paths(settings.state_dir)
     env = dict(os.environ)
     env["NATS_URL"] = settings.nats_url or nats.start()
     env["DATABASE_URL"] = settings.database_url or pg.start()
     print(f"NATS      {env['NATS_URL']}")
     print(f"Postgres  {env['DATABASE_URL']}")
     url = gateway_url()
-    if read_pid(pidfile) is None:
-        pidfile.parent.mkdir(parents=True, exist_ok=True)
-        log = settings.state_dir.resolve() / "logs" / "mnemo.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        env.setdefault("MNEMO_GATEWAY_PORT", str(_port("MNEMO_GATEWAY_PORT", 8000)))
+    env.setdefault("MNEMO_GATEWAY_PORT", str(_port("MNEMO_GATEWAY_PORT", 8000)))
+    run.mkdir(parents=True, exist_ok=True)
+    logs = settings.state_dir.resolve() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    layout = _layout()
+    starting: dict[Path, tuple[Path, int]] = {}
+    for name, extra in layout.items():
+        pidfile = run / f"{name}.pid"
+        if read_pid(pidfile) is not None:
+            continue
+        log = logs / f"{name}.log"
+        starting[pidfile] = (log, log.stat().st_size if log.exists() else 0)
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "mnemo_cli", "serve"],
-                env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                env={**env, **extra}, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                start_new_session=True,
             )  # fmt: skip
         pidfile.write_text(str(proc.pid))
-        print(f"Mnemo     pid {proc.pid}, logs in {log}")
-    _wait_ready(url, timeout, pidfile)
+        print(f"Mnemo     {name}: pid {proc.pid}, log {log}")
+    _wait_ready(url, timeout, [run / f"{name}.pid" for name in layout], starting)
     print(f"Gateway   {url}  (ready; OpenAPI at {url}/openapi.json)")
     return url
 
 
-def _wait_ready(url: str, timeout: float, pidfile: Path) -> None:
+def _started(log: Path, offset: int) -> bool:
+    """Whether the process writing ``log`` announced, after ``offset``, that it serves."""
+    with log.open("rb") as f:
+        f.seek(offset)
+        return b'"mnemo.started"' in f.read()
+
+
+def _wait_ready(
+    url: str, timeout: float, pidfiles_: list[Path], starting: dict[Path, tuple[Path, int]]
+) -> None:
+    """Until /ready answers 200 and every process just started has started all it runs."""
     deadline = time.monotonic() + timeout
     last = ""
     while time.monotonic() < deadline:
-        if read_pid(pidfile) is None:
-            raise SystemExit(f"mnemo exited during start-up; see its log. Last readiness: {last}")
+        for pidfile in pidfiles_:
+            if read_pid(pidfile) is None:
+                raise SystemExit(
+                    f"mnemo {pidfile.stem} exited during start-up; see its log."
+                    f" Last readiness: {last}"
+                )
+        waiting = [p.stem for p, (log, at) in starting.items() if not _started(log, at)]
+        if waiting:
+            last = f"starting: {', '.join(waiting)}"
+            time.sleep(0.2)
+            continue
         try:
             r = httpx.get(f"{url}/ready", timeout=2)
             if r.status_code == 200:
@@ -78,22 +137,24 @@ def _wait_ready(url: str, timeout: float, pidfile: Path) -> None:
 
 
 def down(settings: InfraSettings) -> None:
-    """Stop the all-in-one process, then the local NATS and Postgres."""
-    nats, pg, pidfile = _paths(settings.state_dir)
-    for name, stopped in (
-        ("mnemo", stop_pid(pidfile)),
-        ("nats", nats.stop()),
-        ("postgres", pg.stop()),
-    ):
+    """Stop the Mnemo processes, then the local NATS and Postgres."""
+    nats, pg, run = _paths(settings.state_dir)
+    for name, pidfile in pidfiles(run).items():
+        if stop_pid(pidfile):
+            print(f"{name:9} stopped")
+    for name, stopped in (("nats", nats.stop()), ("postgres", pg.stop())):
         print(f"{name:9} {'stopped' if stopped else 'not running'}")
 
 
 def status(settings: InfraSettings) -> None:
     """Print what runs."""
-    nats, pg, pidfile = _paths(settings.state_dir)
-    for name, pid in (
-        ("mnemo", read_pid(pidfile)),
+    nats, pg, run = _paths(settings.state_dir)
+    mnemo = [(name, read_pid(p)) for name, p in pidfiles(run).items()]
+    if not any(pid for _, pid in mnemo):
+        mnemo = [("mnemo", None)]
+    for name, pid in [
+        *((n, p) for n, p in mnemo if p or n == "mnemo"),
         ("nats", read_pid(nats.pidfile)),
         ("postgres", read_pid(pg.pidfile)),
-    ):
+    ]:
         print(f"{name:9} {'pid ' + str(pid) if pid else 'not running'}")

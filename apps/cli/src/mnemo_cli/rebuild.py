@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from mnemo_cli.local import _paths
+from mnemo_cli.local import _paths, running
 from mnemo_projector.app import build_app
 from mnemo_projector.runner import read_position
 from mnemo_projector.settings import ProjectorSettings
@@ -13,12 +13,11 @@ from mnemo_projector.tables import drop_projection
 from mnemo_runtime.bus import stream_last_seq
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.settings import InfraSettings
-from mnemo_runtime.stack import read_pid
 
 
 async def rebuild(settings: InfraSettings) -> None:
     """Reset the read models; replay here unless a running projector picks the reset up."""
-    nats, pg, pidfile = _paths(settings.state_dir)
+    nats, pg, _ = _paths(settings.state_dir)
     infra = await open_infra(
         settings.nats_url or nats.url, settings.database_url or pg.url(), "mnemo-rebuild"
     )
@@ -29,7 +28,7 @@ async def rebuild(settings: InfraSettings) -> None:
         async with infra.pool.connection() as conn:
             await drop_projection(conn)
         started = time.monotonic()
-        if read_pid(pidfile) is None:
+        if not running(settings):
             applied = await projector.catch_up()
         else:
             # The running projector notices the reset as a gap and replays; wait for it.

@@ -28,6 +28,7 @@ from mnemo_projector.app import build_memory
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
+from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
@@ -56,21 +57,34 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     tasks: list[asyncio.Task[None]] = []
     broker: NatsBroker | None = None
     server: uvicorn.Server | None = None
+    ps = ProjectorSettings()
     memory_settings = MemorySettings()
-    memory = await open_memory(memory_settings, infra_settings.state_dir.resolve())
+    # The embedded vector index has a single owner: only a process with a component that reads
+    # or writes it opens it.
+    needs_memory = bool(
+        {"context", "dialectic", "dreamer"} & set(components)
+        or ("projector" in components and ps.memory)
+    )
+    memory = (
+        await open_memory(memory_settings, infra_settings.state_dir.resolve())
+        if needs_memory
+        else None
+    )
     try:
-        ps = ProjectorSettings()
         projector = build_projector(ps, infra.nc, infra.js, infra.pool)
         await projector.setup()
-        memory_projector = build_memory(
-            ps, infra.nc, infra.js, infra.pool, memory,
-            near_distance=memory_settings.near_duplicate_distance,
-        )  # fmt: skip
-        await memory_projector.setup()
-        if "projector" in components:
+        async with infra.pool.connection() as conn:
+            # Read by the queue status and the stages whichever process projects memory.
+            await create_memory_tables(conn)
+        if "projector" in components and ps.entities:
             tasks.append(asyncio.create_task(projector.run(stop)))
-            if ps.memory:
-                tasks.append(asyncio.create_task(memory_projector.run(stop)))
+        if "projector" in components and ps.memory and memory is not None:
+            memory_projector = build_memory(
+                ps, infra.nc, infra.js, infra.pool, memory,
+                near_distance=memory_settings.near_duplicate_distance,
+            )  # fmt: skip
+            await memory_projector.setup()
+            tasks.append(asyncio.create_task(memory_projector.run(stop)))
         if "deriver" in components:
             tasks.append(
                 asyncio.create_task(run_deriver(DeriverSettings(), infra.js, infra.pool, stop))
@@ -91,7 +105,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             await broker.start()
         if "gateway" in components:
             gs = GatewaySettings()
-            app = build_gateway(gs, infra.nc, infra.pool, memory)
+            app = build_gateway(gs, infra.nc, infra.pool)
             config = uvicorn.Config(
                 app, host=gs.host, port=gs.port, log_level="warning", access_log=False,
                 lifespan="on", loop="none", http="httptools",
@@ -109,5 +123,6 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             await asyncio.wait(tasks, timeout=10)
         if broker is not None:
             await broker.stop()
-        await memory.close()
+        if memory is not None:
+            await memory.close()
         await infra.close()

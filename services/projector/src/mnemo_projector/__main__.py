@@ -1,4 +1,4 @@
-"""python -m mnemo_projector: the Postgres projector alone."""
+"""python -m mnemo_projector: the projections alone (MNEMO_PROJECTOR_ENTITIES / _MEMORY pick)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from mnemo_runtime.settings import InfraSettings
 async def _run(infra: Infra, stop: asyncio.Event) -> None:
     settings = ProjectorSettings()
     projector = build_app(settings, infra.nc, infra.js, infra.pool)
+    # The entity tables are created either way: the memory projection reads messages.
     await projector.setup()
-    runs = [projector.run(stop)]
+    runs = [projector.run(stop)] if settings.entities else []
     memory = None
     if settings.memory:
         ms = MemorySettings()

@@ -10,4 +10,7 @@ class ProjectorSettings(BaseSettings):
 
     batch_size: int = 1000
     memory_batch_size: int = 256
+    # Which projections this process keeps: the entity and message tables, the memory (observations
+    # into Postgres and the vector index). Either can run in a process of its own.
+    entities: bool = True
     memory: bool = True

@@ -1,0 +1,56 @@
+"""``mnemo up``: the default local layout, the write path and the memory path in two processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from honcho import Honcho
+
+from mnemo_runtime.stack import free_port, read_pid
+
+
+def _mnemo(*args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "mnemo_cli", *args],
+        env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_up_runs_the_write_path_and_the_memory_path_as_two_processes(
+    own_nats, fresh_database, tmp_path, settle
+):
+    port = free_port()
+    state = tmp_path / "state"
+    env = {
+        **os.environ,
+        "NATS_URL": own_nats,
+        "DATABASE_URL": fresh_database,
+        "MNEMO_GATEWAY_PORT": str(port),
+        "MNEMO_STATE_DIR": str(state),
+    }
+    env.pop("MNEMO_COMPONENTS", None)
+    try:
+        _mnemo("up", env=env)
+        pids = {name: read_pid(state / "run" / f"{name}.pid") for name in ("api", "memory")}
+        assert all(pids.values()) and pids["api"] != pids["memory"], pids
+        assert "api" in _mnemo("status", env=env) and "memory" in _mnemo("status", env=env)
+
+        h = Honcho(base_url=f"http://127.0.0.1:{port}", workspace_id="up", max_retries=0)
+        alice = h.peer("alice")
+        session = h.session("s")
+        session.add_messages([alice.message("I work as a nurse at the city hospital in Lisbon.")])
+        settle(h)
+        # Observations come from the memory process; semantic search is answered there too.
+        hits = alice.conclusions.query("Where does Alice work?", top_k=3)
+        assert hits and "nurse" in hits[0].content
+        assert "nurse" in str(alice.chat("Where does Alice work?"))
+        log = (state / "logs" / "api.log").read_text()
+        assert '"components": ["gateway", "ingest", "projector"]' in log
+    finally:
+        _mnemo("down", env=env)
+    assert not any(read_pid(Path(state / "run" / f"{n}.pid")) for n in ("api", "memory"))
