@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
 import httpx
-from faststream.nats import NatsBroker
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_ingest.app import build_app as build_ingest
+from mnemo_ingest.app import build_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
 from mnemo_projector.settings import ProjectorSettings
@@ -28,7 +27,7 @@ async def test_trace_context_travels_in_nats_headers(own_nats, fresh_database):
     await projector.setup()
     stop = asyncio.Event()
     task = asyncio.create_task(projector.run(stop))
-    broker = NatsBroker(own_nats, log_level=logging.DEBUG)
+    broker = build_broker(own_nats)
     broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
     await broker.start()
     app = build_gateway(GatewaySettings(), infra.nc, infra.pool)

@@ -7,7 +7,6 @@ includes.
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 from collections.abc import Sequence
 
@@ -22,6 +21,7 @@ from mnemo_dreamer.app import run as run_dreamer
 from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_ingest.app import build_app as build_ingest
+from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
 from mnemo_projector.app import build_memory
@@ -100,7 +100,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
                     asyncio.create_task(runner(infra.nc, infra.js, infra.pool, memory, stop))
                 )
         if "ingest" in components:
-            broker = NatsBroker(nats_url, log_level=logging.DEBUG)
+            broker = build_ingest_broker(nats_url)
             broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
             await broker.start()
         if "gateway" in components:

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
-from faststream.nats import NatsBroker
-
-from mnemo_ingest.app import build_app
+from mnemo_ingest.app import build_app, build_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_runtime.infra import Infra
 from mnemo_runtime.process import main
@@ -16,7 +13,7 @@ from mnemo_runtime.settings import InfraSettings
 
 async def _run(infra: Infra, stop: asyncio.Event) -> None:
     url, _ = InfraSettings().require_urls()
-    broker = NatsBroker(url, log_level=logging.DEBUG)
+    broker = build_broker(url)
     broker.include_router(build_app(IngestSettings(), infra.js, infra.pool))
     await broker.start()
     try:
