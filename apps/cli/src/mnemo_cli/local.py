@@ -37,6 +37,15 @@ SPLIT: dict[str, dict[str, str]] = {
 }
 
 
+# Memory formation is background work: the memory process runs at this lower CPU priority, so a
+# burst of writes is acknowledged at full speed and the deriver catches up after it.
+MEMORY_NICE = "MNEMO_MEMORY_NICE"
+
+
+def _niceness(name: str) -> int:
+    return int(os.environ.get(MEMORY_NICE, "10")) if name == "memory" else 0
+
+
 def _layout() -> dict[str, dict[str, str]]:
     if os.environ.get("MNEMO_COMPONENTS"):
         return {"mnemo": {}}
@@ -87,9 +96,10 @@ def up(settings: InfraSettings, timeout: float = 90.0) -> str:
             continue
         log = logs / f"{name}.log"
         starting[pidfile] = (log, log.stat().st_size if log.exists() else 0)
+        nice = ["nice", "-n", str(_niceness(name))] if _niceness(name) else []
         with log.open("ab") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "mnemo_cli", "serve"],
+                [*nice, sys.executable, "-m", "mnemo_cli", "serve"],
                 env={**env, **extra}, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 start_new_session=True,
             )  # fmt: skip
