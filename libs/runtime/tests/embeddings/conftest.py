@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from mnemo_runtime.embeddings import FakeEmbedder, MiniLMEmbedder
+from mnemo_runtime.embeddings import FakeEmbedder, MiniLMEmbedder, OnnxMiniLMEmbedder
 
 SERVED_DIMENSION = 48
 
@@ -57,6 +57,12 @@ def server() -> Iterator[EmbeddingsServer]:
 def minilm() -> MiniLMEmbedder:
     # A batch size smaller than most test inputs, so the multi-batch path is always exercised.
     return MiniLMEmbedder(batch_size=4)
+
+
+@pytest.fixture(scope="session")
+def onnx_minilm() -> OnnxMiniLMEmbedder:
+    # Small batches on two workers: the multi-batch and threaded paths are always exercised.
+    return OnnxMiniLMEmbedder(batch_size=4, workers=2)
 
 
 class SleepRecorder:

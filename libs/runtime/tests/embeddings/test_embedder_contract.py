@@ -20,12 +20,14 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(params=["fake", "minilm", "openai"])
+@pytest.fixture(params=["fake", "minilm", "onnx-minilm", "openai"])
 async def embedder(request: pytest.FixtureRequest, server) -> AsyncIterator[Embedder]:
     if request.param == "fake":
         yield FakeEmbedder()
     elif request.param == "minilm":
         yield request.getfixturevalue("minilm")
+    elif request.param == "onnx-minilm":
+        yield request.getfixturevalue("onnx_minilm")
     else:
         client = OpenAICompatEmbedder(
             base_url="http://embeddings.test/v1",

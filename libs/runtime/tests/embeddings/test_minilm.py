@@ -1,4 +1,8 @@
-"""The numpy all-MiniLM-L6-v2 against vectors from the reference sentence-transformers stack."""
+"""The local all-MiniLM-L6-v2 embedders against vectors from the reference sentence-transformers stack.
+
+Reference checks run on both the numpy and the onnxruntime implementation; the numpy one's
+own options are checked here, the onnxruntime one's in test_onnx_minilm.py.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mnemo_runtime.embeddings import MiniLMEmbedder
+from mnemo_runtime.embeddings import MiniLMEmbedder, OnnxMiniLMEmbedder
 from mnemo_runtime.embeddings.minilm import MODEL_NAME
 
 REFERENCE = json.loads(
     (Path(__file__).parent / "data" / "minilm_reference.json").read_text(encoding="utf-8")
 )
+
+
+LocalMiniLM = MiniLMEmbedder | OnnxMiniLMEmbedder
+
+
+@pytest.fixture(params=["numpy", "onnx"])
+def local(request: pytest.FixtureRequest) -> LocalMiniLM:
+    return request.getfixturevalue("minilm" if request.param == "numpy" else "onnx_minilm")
 
 
 def test_reference_fixture_covers_truncation_and_unicode() -> None:
@@ -25,34 +37,34 @@ def test_reference_fixture_covers_truncation_and_unicode() -> None:
 
 
 @pytest.mark.parametrize("case", REFERENCE["cases"], ids=lambda case: case["text"][:24] or "empty")
-async def test_matches_sentence_transformers(minilm: MiniLMEmbedder, case: dict) -> None:
-    (vector,) = await minilm.embed([case["text"]])
+async def test_matches_sentence_transformers(local: LocalMiniLM, case: dict) -> None:
+    (vector,) = await local.embed([case["text"]])
     expected = np.asarray(case["vector"], dtype=np.float32)
     cosine = float(vector @ expected / np.linalg.norm(expected))
     assert cosine >= 0.999
 
 
-async def test_matches_sentence_transformers_in_one_batch(minilm: MiniLMEmbedder) -> None:
+async def test_matches_sentence_transformers_in_one_batch(local: LocalMiniLM) -> None:
     texts = [case["text"] for case in REFERENCE["cases"]]
     expected = np.asarray([case["vector"] for case in REFERENCE["cases"]], dtype=np.float32)
-    vectors = await minilm.embed(texts)
+    vectors = await local.embed(texts)
     np.testing.assert_allclose(vectors, expected, atol=5e-5)
 
 
-def test_text_past_the_token_limit_is_truncated(minilm: MiniLMEmbedder) -> None:
+def test_text_past_the_token_limit_is_truncated(local: LocalMiniLM) -> None:
     long_text = max((case["text"] for case in REFERENCE["cases"]), key=len)
-    base, extended = minilm.embed_sync([long_text, long_text + " and a different ending."])
+    base, extended = local.embed_sync([long_text, long_text + " and a different ending."])
     np.testing.assert_allclose(base, extended, atol=1e-6)
 
 
-def test_dimension_and_name(minilm: MiniLMEmbedder) -> None:
-    assert minilm.dimension == 384
-    assert minilm.model_name == "sentence-transformers/all-MiniLM-L6-v2"
+def test_dimension_and_name(local: LocalMiniLM) -> None:
+    assert local.dimension == 384
+    assert local.model_name == "sentence-transformers/all-MiniLM-L6-v2"
 
 
-async def test_embed_leaves_the_event_loop_free(minilm: MiniLMEmbedder) -> None:
+async def test_embed_leaves_the_event_loop_free(local: LocalMiniLM) -> None:
     ticks = 0
-    task = asyncio.create_task(minilm.embed(["a sentence about memory"] * 64))
+    task = asyncio.create_task(local.embed(["a sentence about memory"] * 64))
     while not task.done():
         ticks += 1
         await asyncio.sleep(0)

@@ -3,6 +3,7 @@
 from mnemo_runtime.embeddings.factory import EMBEDDER_KINDS, EmbedderKind, build_embedder
 from mnemo_runtime.embeddings.fake import FakeEmbedder
 from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
+from mnemo_runtime.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 from mnemo_runtime.embeddings.openai_compat import OpenAICompatEmbedder
 from mnemo_runtime.embeddings.ports import Embedder, EmbeddingError, Vectors
 
@@ -13,6 +14,7 @@ __all__ = [
     "EmbeddingError",
     "FakeEmbedder",
     "MiniLMEmbedder",
+    "OnnxMiniLMEmbedder",
     "OpenAICompatEmbedder",
     "Vectors",
     "build_embedder",
