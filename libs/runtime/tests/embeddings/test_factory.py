@@ -9,13 +9,14 @@ from mnemo_runtime.embeddings import (
     EMBEDDER_KINDS,
     FakeEmbedder,
     MiniLMEmbedder,
+    OnnxMiniLMEmbedder,
     OpenAICompatEmbedder,
     build_embedder,
 )
 
 
 def test_kinds() -> None:
-    assert set(EMBEDDER_KINDS) == {"minilm", "openai", "fake"}
+    assert set(EMBEDDER_KINDS) == {"minilm", "minilm-numpy", "openai", "fake"}
 
 
 def test_builds_a_fake() -> None:
@@ -24,8 +25,12 @@ def test_builds_a_fake() -> None:
     assert embedder.dimension == 32
 
 
-def test_builds_minilm() -> None:
-    assert isinstance(build_embedder("minilm", batch_size=8), MiniLMEmbedder)
+def test_minilm_is_the_onnxruntime_one() -> None:
+    assert isinstance(build_embedder("minilm", batch_size=8, workers=2), OnnxMiniLMEmbedder)
+
+
+def test_builds_the_numpy_minilm() -> None:
+    assert isinstance(build_embedder("minilm-numpy", batch_size=8, workers=2), MiniLMEmbedder)
 
 
 async def test_builds_an_openai_compatible_client() -> None:
@@ -51,6 +56,8 @@ def test_refuses_options_the_kind_would_ignore() -> None:
         build_embedder("minilm", base_url="http://embeddings.test")
     with pytest.raises(ValueError, match="batch_size"):
         build_embedder("fake", batch_size=4)
+    with pytest.raises(ValueError, match="workers"):
+        build_embedder("fake", workers=2)
 
 
 def test_refuses_unknown_kinds() -> None:

@@ -1,6 +1,11 @@
 """Text embeddings: the Embedder port and its local, remote and fake implementations."""
 
-from mnemo_runtime.embeddings.factory import EMBEDDER_KINDS, EmbedderKind, build_embedder
+from mnemo_runtime.embeddings.factory import (
+    EMBEDDER_KINDS,
+    LOCAL_EMBEDDER_KINDS,
+    EmbedderKind,
+    build_embedder,
+)
 from mnemo_runtime.embeddings.fake import FakeEmbedder
 from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
 from mnemo_runtime.embeddings.onnx_minilm import OnnxMiniLMEmbedder
@@ -9,6 +14,7 @@ from mnemo_runtime.embeddings.ports import Embedder, EmbeddingError, Vectors
 
 __all__ = [
     "EMBEDDER_KINDS",
+    "LOCAL_EMBEDDER_KINDS",
     "Embedder",
     "EmbedderKind",
     "EmbeddingError",

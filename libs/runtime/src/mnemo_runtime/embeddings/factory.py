@@ -10,11 +10,15 @@ from pydantic import SecretStr
 
 from mnemo_runtime.embeddings.fake import FakeEmbedder
 from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
+from mnemo_runtime.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 from mnemo_runtime.embeddings.openai_compat import OpenAICompatEmbedder
 from mnemo_runtime.embeddings.ports import Embedder
 
-EmbedderKind = Literal["minilm", "openai", "fake"]
+# "minilm" runs all-MiniLM-L6-v2 on onnxruntime; "minilm-numpy" is the same model in plain
+# numpy (same vectors within float32 rounding, slower), kept as a dependency-light reference.
+EmbedderKind = Literal["minilm", "minilm-numpy", "openai", "fake"]
 EMBEDDER_KINDS: tuple[str, ...] = get_args(EmbedderKind)
+LOCAL_EMBEDDER_KINDS = frozenset({"minilm", "minilm-numpy"})
 
 
 def build_embedder(
@@ -26,17 +30,27 @@ def build_embedder(
     api_key: SecretStr | None = None,
     batch_size: int | None = None,
     model_dir: Path | None = None,
+    workers: int | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> Embedder:
-    """An embedder of the given kind; options that kind does not use must be left unset."""
-    if kind == "minilm":
+    """An embedder of the given kind; options that kind does not use must be left unset.
+
+    ``workers`` is how many cores a local embedder may use (default 1).
+    """
+    if kind in LOCAL_EMBEDDER_KINDS:
         _reject(kind, model=model, dimension=dimension, base_url=base_url, api_key=api_key)
         _reject(kind, transport=transport)
-        return MiniLMEmbedder(model_dir, batch_size=batch_size or 32)
+        cores = workers or 1
+        if kind == "minilm":
+            # Several batches run one per core; a single batch (a query) spreads over the cores.
+            return OnnxMiniLMEmbedder(
+                model_dir, batch_size=batch_size or 16, workers=cores, threads=cores
+            )
+        return MiniLMEmbedder(model_dir, batch_size=batch_size or 32, workers=cores)
     if kind == "openai":
         if base_url is None or model is None or dimension is None:
             raise ValueError("an 'openai' embedder needs base_url, model and dimension")
-        _reject(kind, model_dir=model_dir)
+        _reject(kind, model_dir=model_dir, workers=workers)
         return OpenAICompatEmbedder(
             base_url=base_url,
             model=model,
@@ -47,7 +61,7 @@ def build_embedder(
         )
     if kind == "fake":
         _reject(kind, base_url=base_url, api_key=api_key, batch_size=batch_size)
-        _reject(kind, model_dir=model_dir, transport=transport)
+        _reject(kind, model_dir=model_dir, workers=workers, transport=transport)
         return FakeEmbedder(dimension or 256, model or "fake-hashed-bow")
     raise ValueError(f"unknown embedder kind {kind!r}; expected one of {EMBEDDER_KINDS}")
 

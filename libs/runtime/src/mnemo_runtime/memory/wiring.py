@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mnemo_runtime.embeddings import Embedder, MiniLMEmbedder, build_embedder
+from mnemo_runtime.embeddings import LOCAL_EMBEDDER_KINDS, Embedder, build_embedder
 from mnemo_runtime.vectors import VectorIndex, build_vector_index
 
 
@@ -22,7 +22,8 @@ class MemorySettings(BaseSettings):
     qdrant_path: Path | None = None
     embedder: str = "minilm"
     near_duplicate_distance: float = Field(default=0.05, ge=0.0, le=1.0)
-    # Threads for the local embedder; numpy releases the GIL, so these use the other cores.
+    # Cores the local embedder may use: batches run one per core, and one query spreads over
+    # them. onnxruntime and numpy release the GIL, so these threads use the other cores.
     embed_workers: int = Field(default=2, ge=1)
 
 
@@ -38,11 +39,8 @@ class MemoryAdapters:
 
 async def open_memory(settings: MemorySettings, state_dir: Path) -> MemoryAdapters:
     """The embedder and an index ready for its model and dimension."""
-    embedder: Embedder = (
-        MiniLMEmbedder(workers=settings.embed_workers)
-        if settings.embedder == "minilm"
-        else build_embedder(settings.embedder)
-    )
+    workers = settings.embed_workers if settings.embedder in LOCAL_EMBEDDER_KINDS else None
+    embedder = build_embedder(settings.embedder, workers=workers)
     path = settings.qdrant_path or (state_dir / "qdrant")
     path.mkdir(parents=True, exist_ok=True)
     index = build_vector_index(settings.qdrant_url, path)
