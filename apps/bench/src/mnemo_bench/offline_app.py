@@ -15,7 +15,7 @@ from mnemo_bench.offline import Scope, run_retrieval
 from mnemo_bench.report import retrieval_table
 from mnemo_bench.retrievers import BM25Retriever, DenseRetriever, Retriever
 from mnemo_bench.state import RunState
-from mnemo_runtime.embeddings import MiniLMEmbedder
+from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.tokens import TokenCounter
 
 CONTEXT_BUDGETS = (2000, 8000)
@@ -61,7 +61,7 @@ async def run_offline(args: argparse.Namespace, cases: list[Case], out: Path) ->
     count = TokenCounter()
     retrievers: list[Retriever] = [
         BM25Retriever(count),
-        DenseRetriever(MiniLMEmbedder(workers=2), count),
+        DenseRetriever(build_embedder("minilm", workers=2), count),
     ]
     skipped: dict[str, str] = {}
     problem = "--no-mnemo given" if args.no_mnemo else server_problem(args.url)

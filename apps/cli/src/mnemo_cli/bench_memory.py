@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from mnemo_runtime.embeddings import MiniLMEmbedder
-from mnemo_runtime.embeddings.bench import bench_embedding_throughput
+from mnemo_runtime.embeddings import build_embedder
+from mnemo_runtime.embeddings.bench import bench_embedding_throughput, bench_query_latency
 from mnemo_runtime.vectors import EdgeVectorIndex
 from mnemo_runtime.vectors.bench import bench_filtered_search
 
@@ -54,10 +54,16 @@ async def freshness(http: httpx.AsyncClient, samples: int = 40) -> dict[str, flo
     return {"samples": len(lat), "p50_ms": q[49], "p99_ms": q[98]}
 
 
-async def embedding_throughput(n: int = 2000, workers: int = 2) -> float:
-    """Sentences per second through the local MiniLM embedder (one worker per core)."""
-    report = await bench_embedding_throughput(MiniLMEmbedder(workers=workers), n=n)
-    return float(report["sentences_per_s"])
+async def embedding(n: int = 2000, workers: int = 2) -> dict[str, float]:
+    """Throughput and query latency of the default local embedder (MiniLM on onnxruntime)."""
+    embedder = build_embedder("minilm", workers=workers)
+    throughput = await bench_embedding_throughput(embedder, n=n)
+    latency = await bench_query_latency(embedder)
+    return {
+        "sentences_per_s": throughput["sentences_per_s"],
+        "query_p50_ms": latency["p50_ms"],
+        "query_p99_ms": latency["p99_ms"],
+    }
 
 
 async def vector_search(n: int = 100_000) -> dict[str, float]:

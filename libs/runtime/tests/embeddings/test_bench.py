@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from mnemo_runtime.embeddings import FakeEmbedder
-from mnemo_runtime.embeddings.bench import bench_embedding_throughput, benchmark_sentences
+from mnemo_runtime.embeddings.bench import (
+    bench_embedding_throughput,
+    bench_query_latency,
+    benchmark_sentences,
+)
 
 
 def test_sentences_are_varied_and_sentence_sized() -> None:
@@ -20,3 +24,9 @@ async def test_reports_sentences_per_second() -> None:
     assert report["n"] == 50
     assert report["sentences_per_s"] > 0
     assert report["model_name"] == "fake-hashed-bow"
+
+
+async def test_reports_query_latency() -> None:
+    report = await bench_query_latency(FakeEmbedder(), samples=20)
+    assert report["samples"] == 20
+    assert 0 < report["p50_ms"] <= report["p99_ms"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mnemo_runtime.embeddings import MiniLMEmbedder
+from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.vectors import (
     ObservationPayload,
@@ -102,7 +102,8 @@ async def bench_prefetch(
 
 
 async def _main(per_scope: int) -> None:
-    embedder = MiniLMEmbedder()
+    # The default local embedder on two cores, as MemorySettings builds it for the service.
+    embedder = build_embedder("minilm", workers=2)
     with tempfile.TemporaryDirectory() as tmp:
         index = build_vector_index(None, Path(tmp))
         await index.ensure(embedder.dimension, embedder.model_name)

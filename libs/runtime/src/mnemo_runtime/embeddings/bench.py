@@ -1,4 +1,4 @@
-"""Throughput of an embedder on conversational sentences of 10-30 words."""
+"""Throughput of an embedder on conversational sentences of 10-30 words, and query latency."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import random
+import statistics
 import time
 from typing import TypedDict
 
@@ -59,6 +60,14 @@ class ThroughputReport(TypedDict):
     model_name: str
 
 
+class LatencyReport(TypedDict):
+    """Latency of embedding one short search query at a time."""
+
+    p50_ms: float
+    p99_ms: float
+    samples: int
+
+
 def benchmark_sentences(n: int, seed: int = 7) -> list[str]:
     """n varied, deterministic sentences of roughly 10-30 words each."""
     rng = random.Random(seed)
@@ -101,17 +110,42 @@ async def bench_embedding_throughput(embedder: Embedder, n: int = 1000) -> Throu
     )
 
 
+async def bench_query_latency(embedder: Embedder, samples: int = 200) -> LatencyReport:
+    """Embed short search queries one call each, as a search does, and report p50 / p99."""
+    rng = random.Random(11)
+    queries = [rng.choice(_QUESTIONS).format(p=rng.choice(_PEOPLE)) for _ in range(samples)]
+    for query in queries[:5]:
+        await embedder.embed([query])
+    took: list[float] = []
+    for query in queries:
+        started = time.perf_counter()
+        await embedder.embed([query])
+        took.append((time.perf_counter() - started) * 1000)
+    cuts = statistics.quantiles(took, n=100)
+    return LatencyReport(p50_ms=cuts[49], p99_ms=cuts[98], samples=samples)
+
+
 def main() -> None:
-    """Print the local MiniLM embedder's throughput as JSON."""
-    from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
+    """Print the local MiniLM embedder's throughput and query latency as JSON."""
+    from mnemo_runtime.embeddings.factory import build_embedder
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", type=int, default=1000, help="sentences to embed")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--workers", type=int, default=1, help="pair >1 with a 1-thread BLAS")
+    parser.add_argument("--numpy", action="store_true", help="the numpy embedder, not onnxruntime")
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the embedder's")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="cores to use; with --numpy, set OPENBLAS_NUM_THREADS=1",
+    )
+    parser.add_argument("--queries", type=int, default=200, help="single-query latency samples")
     args = parser.parse_args()
-    embedder = MiniLMEmbedder(batch_size=args.batch_size, workers=args.workers)
-    print(json.dumps(asyncio.run(bench_embedding_throughput(embedder, n=args.n))))
+    kind = "minilm-numpy" if args.numpy else "minilm"
+    embedder = build_embedder(kind, batch_size=args.batch_size, workers=args.workers)
+    throughput = asyncio.run(bench_embedding_throughput(embedder, n=args.n))
+    latency = asyncio.run(bench_query_latency(embedder, samples=args.queries))
+    print(json.dumps({"kind": kind, **throughput, "query": latency}))
 
 
 if __name__ == "__main__":
