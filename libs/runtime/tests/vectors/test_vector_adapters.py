@@ -60,20 +60,6 @@ async def test_the_embedded_store_has_one_owner_at_a_time(tmp_path: Path) -> Non
     await second.close()
 
 
-async def test_optimize_keeps_every_point_searchable(tmp_path: Path) -> None:
-    index = EdgeVectorIndex(tmp_path)
-    await index.ensure(4, "m")
-    try:
-        await index.upsert([_point(f"o{i}", 1.0, i / 10) for i in range(20)])
-        await index.delete(["o0"])
-        await index.optimize()
-        assert await index.count(SCOPE) == 19
-        hits = await index.search(np.array([1, 0.1, 0, 0], dtype=np.float32), SCOPE, limit=3)
-        assert [h.id for h in hits] == ["o1", "o2", "o3"]
-    finally:
-        await index.close()
-
-
 async def test_build_vector_index_picks_the_server_only_with_a_url(tmp_path: Path) -> None:
     embedded = build_vector_index(None, tmp_path)
     assert isinstance(embedded, EdgeVectorIndex)

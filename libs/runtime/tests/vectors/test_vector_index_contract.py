@@ -295,3 +295,16 @@ async def test_points_survive_close_and_reopen(backend: Backend) -> None:
             await third.ensure(DIM, "another-model")
     finally:
         await third.close()
+
+
+async def test_optimize_keeps_every_point_and_every_answer(index: VectorIndex) -> None:
+    await index.upsert([point(f"o{i}", vec(1.0, i / 10), AB) for i in range(20)])
+    await index.upsert([point("c1", vec(1.0), AC)])
+    await index.delete(["o0"])
+    before = await ids_in(index, AB)
+
+    assert isinstance(await index.optimize(), bool)
+
+    assert await index.count(AB) == 19 and await index.count(AC) == 1
+    assert await ids_in(index, AB) == before
+    assert before[:3] == ["o1", "o2", "o3"]

@@ -7,7 +7,7 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector.entities import EntityProjection
-from mnemo_projector.memory import MemoryProjection
+from mnemo_projector.memory import IndexUpkeep, MemoryProjection
 from mnemo_projector.runner import Projector
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.memory.store import RepresentationStore
@@ -31,6 +31,7 @@ def build_memory(
 ) -> Projector:
     """The memory projector (observations into Postgres and the vector index)."""
     projection = MemoryProjection(
-        memory.embedder, memory.index, RepresentationStore(pool), near_distance=near_distance
-    )
+        memory.embedder, memory.index, RepresentationStore(pool), near_distance=near_distance,
+        upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
+    )  # fmt: skip
     return Projector(projection, nc, js, pool, batch_size=settings.memory_batch_size)

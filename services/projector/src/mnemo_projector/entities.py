@@ -25,3 +25,6 @@ class EntityProjection:
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         await apply_batch(conn, batch)
+
+    async def idle(self) -> None:
+        """Nothing to maintain between batches."""

@@ -9,6 +9,7 @@ duplicate must also name the same names, numbers and dates.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,31 @@ class _Batch:
     kept: dict[str, tuple[Scope, str, Any, frozenset[str]]] = field(default_factory=dict)
 
 
+class IndexUpkeep:
+    """When to have the index build its search structures: after enough new points, once the
+    writes pause (building them can stall the process that holds an embedded index)."""
+
+    def __init__(self, after_points: int = 20_000, quiet_s: float = 30.0) -> None:
+        self.after_points = after_points
+        self.quiet_s = quiet_s
+        self.pending = 0
+        self._last_write = 0.0
+
+    def written(self, points: int, now: float) -> None:
+        """``points`` were written to the index at ``now`` (monotonic seconds)."""
+        if points:
+            self.pending += points
+            self._last_write = now
+
+    def due(self, now: float) -> bool:
+        """Whether to optimise now."""
+        return self.pending >= self.after_points and now - self._last_write >= self.quiet_s
+
+    def done(self) -> None:
+        """The index was optimised."""
+        self.pending = 0
+
+
 class MemoryProjection:
     """Projects ObservationWritten, ObservationDeleted and PeerCardUpdated."""
 
@@ -51,11 +77,13 @@ class MemoryProjection:
         index: VectorIndex,
         store: RepresentationStore,
         near_distance: float = 0.05,
+        upkeep: IndexUpkeep | None = None,
     ) -> None:
         self._embedder = embedder
         self._index = index
         self._store = store
         self._near = near_distance
+        self._upkeep = upkeep or IndexUpkeep()
 
     async def setup(self, conn: AsyncConnection) -> None:
         await create_memory_tables(conn)
@@ -92,8 +120,19 @@ class MemoryProjection:
         # rolled-back batch only leaves points that the replay rewrites (and reads filter by row).
         if work.points:
             await self._index.upsert(work.points)
+            self._upkeep.written(len(work.points), time.monotonic())
         if work.deleted:
             await self._index.delete(work.deleted)
+
+    async def idle(self) -> None:
+        """Between batches: build the index's search structures when they are due."""
+        if not self._upkeep.due(time.monotonic()):
+            return
+        started = time.monotonic()
+        log.info("memory.index_optimize_started", new_points=self._upkeep.pending)
+        built = await self._index.optimize()
+        self._upkeep.done()
+        log.info("memory.index_optimized", built=built, seconds=time.monotonic() - started)
 
     async def _write(
         self, conn: AsyncConnection, seq: int, e: ObservationWritten, vector: Any, work: _Batch

@@ -50,6 +50,10 @@ class Projection(Protocol):
         """Apply events in order inside the caller's transaction."""
         ...
 
+    async def idle(self) -> None:
+        """Upkeep while no events arrive (called about twice a second then)."""
+        ...
+
 
 async def read_position(conn: AsyncConnection, name: str = "pg") -> int:
     """The last applied stream position of projection ``name``."""
@@ -153,6 +157,7 @@ class Projector:
                     first = await asyncio.wait_for(inbox.get(), timeout=0.5)
                 except TimeoutError:
                     # Idle: a rebuild may have reset the position under us.
+                    await self.projection.idle()
                     position = await self._position()
                     if position < self.applied:
                         self.applied = position

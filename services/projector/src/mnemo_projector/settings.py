@@ -14,3 +14,7 @@ class ProjectorSettings(BaseSettings):
     # into Postgres and the vector index). Either can run in a process of its own.
     entities: bool = True
     memory: bool = True
+    # The vector index builds its search structures (graphs for large representations) after
+    # this many new points, once no observation has arrived for this long.
+    optimize_after_points: int = 20_000
+    optimize_quiet_s: float = 30.0

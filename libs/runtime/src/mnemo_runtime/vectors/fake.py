@@ -107,6 +107,10 @@ class InMemoryVectorIndex:
         self._ready()
         return sum(1 for _, payload in self._points.values() if payload.scope == scope)
 
+    async def optimize(self) -> bool:
+        """Nothing to build: every search is exact."""
+        return False
+
     async def close(self) -> None:
         """Forgets every point, and the dimension and model with them."""
         self._points.clear()

@@ -221,6 +221,13 @@ class VectorIndex(Protocol):
         """How many points `scope` holds."""
         ...
 
+    async def optimize(self) -> bool:
+        """Builds the search structures for what was written since; False if nothing to do.
+
+        A store that maintains them by itself (a Qdrant server) does nothing here.
+        """
+        ...
+
     async def close(self) -> None:
         """Releases the store; points already written stay durable."""
         ...

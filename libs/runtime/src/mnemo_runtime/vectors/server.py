@@ -181,6 +181,10 @@ class QdrantServerVectorIndex:
         result = await self._client.count(self._collection, _filter(scope, None), exact=True)
         return result.count
 
+    async def optimize(self) -> bool:
+        """The server optimises segments in the background by itself."""
+        return False
+
     async def close(self) -> None:
         """Closes the client."""
         self._dimension = 0
