@@ -1,4 +1,4 @@
-"""``mnemo up``: the default local layout, the write path and the memory path in two processes."""
+"""``mnemo up``: the default local layout, api, projector and memory in three processes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from honcho import Honcho
 
 from mnemo_runtime.stack import free_port, read_pid
 
+NAMES = ("api", "projector", "memory")
+
 
 def _mnemo(*args: str, env: dict[str, str]) -> str:
     done = subprocess.run(
@@ -21,7 +23,7 @@ def _mnemo(*args: str, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def test_up_runs_the_write_path_and_the_memory_path_as_two_processes(
+def test_up_runs_api_projector_and_memory_as_three_processes(
     own_nats, fresh_database, tmp_path, settle
 ):
     port = free_port()
@@ -36,9 +38,10 @@ def test_up_runs_the_write_path_and_the_memory_path_as_two_processes(
     env.pop("MNEMO_COMPONENTS", None)
     try:
         _mnemo("up", env=env)
-        pids = {name: read_pid(state / "run" / f"{name}.pid") for name in ("api", "memory")}
-        assert all(pids.values()) and pids["api"] != pids["memory"], pids
-        assert "api" in _mnemo("status", env=env) and "memory" in _mnemo("status", env=env)
+        pids = {name: read_pid(state / "run" / f"{name}.pid") for name in NAMES}
+        assert all(pids.values()) and len(set(pids.values())) == 3, pids
+        status = _mnemo("status", env=env)
+        assert all(name in status for name in NAMES), status
 
         h = Honcho(base_url=f"http://127.0.0.1:{port}", workspace_id="up", max_retries=0)
         alice = h.peer("alice")
@@ -50,7 +53,7 @@ def test_up_runs_the_write_path_and_the_memory_path_as_two_processes(
         assert hits and "nurse" in hits[0].content
         assert "nurse" in str(alice.chat("Where does Alice work?"))
         log = (state / "logs" / "api.log").read_text()
-        assert '"components": ["gateway", "ingest", "projector"]' in log
+        assert '"components": ["gateway", "ingest"]' in log
     finally:
         _mnemo("down", env=env)
-    assert not any(read_pid(Path(state / "run" / f"{n}.pid")) for n in ("api", "memory"))
+    assert not any(read_pid(Path(state / "run" / f"{n}.pid")) for n in NAMES)
