@@ -78,7 +78,9 @@ class EventPublisher:
         """
         futures = []
         for event in events:
-            hdrs = {MSG_ID_HEADER: event.event_id, **event.trace, **(headers or {})}
+            # The trace context travels in the envelope, where every consumer reads it; as
+            # headers too it would be parsed again at every delivery to every consumer.
+            hdrs = {MSG_ID_HEADER: event.event_id, **(headers or {})}
             # wait_stall=None keeps the semaphore acquisition on asyncio's fast path (no task per
             # publish), so a whole batch is queued before the flusher writes it in one go.
             fut = await self._js.publish_async(event.subject(), encode_event(event), headers=hdrs)
