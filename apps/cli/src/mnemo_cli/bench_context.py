@@ -21,7 +21,7 @@ import numpy as np
 from mnemo_context.app import build_service
 from mnemo_context.handlers import ContextService
 from mnemo_projector.tables import create_tables
-from mnemo_runtime.embeddings import Embedder, MiniLMEmbedder
+from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.pg import open_pool
@@ -153,7 +153,8 @@ async def bench_get_context(
     ``optimize`` compacts the embedded index after loading (graphs for large scopes), as a
     maintenance window would; without it a large scope is searched by brute force.
     """
-    embedder = embedder or MiniLMEmbedder(workers=1)
+    # The embedder the services run (MNEMO_MEMORY_EMBED_WORKERS defaults to 2).
+    embedder = embedder or build_embedder("minilm", workers=2)
     pool = await open_pool(database_url, min_size=2, max_size=4)
     results: dict[str, Any] = {
         "budget": DEFAULT_CONTEXT_TOKENS, "optimized_index": optimize, "sizes": {},

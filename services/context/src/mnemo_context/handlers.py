@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from mnemo_context.domain import (
     MessageWindow,
@@ -110,22 +111,30 @@ class ContextService:
         """The session's context packed to ``q.tokens`` (spec §7)."""
         rep_text: str | None = None
         card: list[str] | None = None
-        if q.observer is not None and q.peer_target is not None:
-            want = q.slice
-            if q.limit_to_session:
-                want = want.model_copy(update={"session_id": q.session_id})
-            obs, card = await asyncio.gather(
-                self.observations(ws, q.observer, q.peer_target, want),
-                self._reads.card(ws, q.observer, q.peer_target),
-            )
-            rep_text = render_representation(obs) or None
-        texts = [t for t in (rep_text, render_card(card) if card else None) if t is not None]
-        counts = iter(self._counter.count_many(texts))
-        rep_tokens = next(counts) if rep_text is not None else None
-        card_tokens = next(counts) if card else None
-        fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
+        # Independent of the slice: read while the search query is embedded and searched.
+        summaries_read = asyncio.ensure_future(
+            self._reads.latest_summaries(ws, q.session_id) if q.summary else _nothing()
+        )
+        try:
+            if q.observer is not None and q.peer_target is not None:
+                want = q.slice
+                if q.limit_to_session:
+                    want = want.model_copy(update={"session_id": q.session_id})
+                obs, card = await asyncio.gather(
+                    self.observations(ws, q.observer, q.peer_target, want),
+                    self._reads.card(ws, q.observer, q.peer_target),
+                )
+                rep_text = render_representation(obs) or None
+            texts = [t for t in (rep_text, render_card(card) if card else None) if t is not None]
+            counts = iter(self._counter.count_many(texts))
+            rep_tokens = next(counts) if rep_text is not None else None
+            card_tokens = next(counts) if card else None
+            fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
+        except BaseException:
+            summaries_read.cancel()
+            raise
 
-        summaries = await self._reads.latest_summaries(ws, q.session_id) if q.summary else {}
+        summaries = await summaries_read
         short, long = summaries.get("short"), summaries.get("long")
         kind = choose_summary(
             fixed.remaining,
@@ -204,3 +213,7 @@ class ContextService:
         return ObservationSearchReply(
             hits=[ObservationHit(id=h.id, distance=h.distance) for h in hits]
         )
+
+
+async def _nothing() -> dict[str, Any]:
+    return {}
