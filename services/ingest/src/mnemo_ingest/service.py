@@ -13,6 +13,7 @@ from mnemo_schema import commands as c
 from mnemo_schema.events import MessagePosted
 
 log = get_logger("mnemo.ingest")
+INLINE_TOKENIZE_CHARS = 2_000
 
 
 class IngestService:
@@ -45,12 +46,7 @@ class IngestService:
         self, workspace: str, cmd: c.Command, trace: dict[str, str] | None = None
     ) -> c.CommandReply:
         """Carry out one command; refusals come back as a reply with the HTTP status to use."""
-        # Tokenising runs in Rust without the GIL: off the event loop it overlaps other work.
-        counts = (
-            await asyncio.to_thread(self._tokens.count_many, [m.content for m in cmd.messages])
-            if isinstance(cmd, c.PostMessages)
-            else None
-        )
+        counts = await self._count(cmd.messages) if isinstance(cmd, c.PostMessages) else None
         lock = self._locks.setdefault(workspace, asyncio.Lock())
         async with lock:
             model = await self._model(workspace)
@@ -95,6 +91,15 @@ class IngestService:
                     del self._inflight[workspace]
             model.watermark = max(model.watermark, *seqs)
         return self._reply(model.watermark, decision)
+
+    async def _count(self, messages: list[c.NewMessage]) -> list[int]:
+        texts = [m.content for m in messages]
+        # Tokenising runs in Rust without the GIL: off the event loop it overlaps other work,
+        # which pays once there is enough of it; for a few short texts the hand-over to a
+        # thread and back costs more than the tokenising.
+        if sum(map(len, texts)) <= INLINE_TOKENIZE_CHARS:
+            return self._tokens.count_many(texts)
+        return await asyncio.to_thread(self._tokens.count_many, texts)
 
     @staticmethod
     def _reply(watermark: int, decision: Decision) -> c.CommandReply:
