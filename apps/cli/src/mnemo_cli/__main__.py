@@ -43,7 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
     b.add_argument("--vectors", type=int, default=100_000, help="observations in the search bench")
-    b.add_argument("--write-path-only", action="store_true", help="skip the memory benchmarks")
+    b.add_argument(
+        "--write-path-only",
+        action="store_true",
+        help="skip the memory benchmarks and, on a stack it starts, the memory process",
+    )
     return p
 
 

@@ -47,10 +47,10 @@ def _niceness(name: str) -> int:
     return int(os.environ.get(MEMORY_NICE, "10")) if name == "memory" else 0
 
 
-def _layout() -> dict[str, dict[str, str]]:
+def _layout(memory: bool) -> dict[str, dict[str, str]]:
     if os.environ.get("MNEMO_COMPONENTS"):
         return {"mnemo": {}}
-    return SPLIT
+    return SPLIT if memory else {k: v for k, v in SPLIT.items() if k != "memory"}
 
 
 def _paths(state: Path) -> tuple[LocalNats, LocalPostgres, Path]:
@@ -76,8 +76,11 @@ def gateway_url() -> str:
     return f"http://127.0.0.1:{_port('MNEMO_GATEWAY_PORT', 8000)}"
 
 
-def up(settings: InfraSettings, timeout: float = 90.0) -> str:
-    """Start what is missing; return the gateway URL once it reports ready."""
+def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> str:
+    """Start what is missing; return the gateway URL once it reports ready.
+
+    ``memory=False`` leaves the memory process out: the write path alone.
+    """
     nats, pg, run = _paths(settings.state_dir)
     env = dict(os.environ)
     env["NATS_URL"] = settings.nats_url or nats.start()
@@ -89,7 +92,7 @@ def up(settings: InfraSettings, timeout: float = 90.0) -> str:
     run.mkdir(parents=True, exist_ok=True)
     logs = settings.state_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    layout = _layout()
+    layout = _layout(memory)
     starting: dict[Path, tuple[Path, int]] = {}
     for name, extra in layout.items():
         pidfile = run / f"{name}.pid"
