@@ -30,6 +30,7 @@ from mnemo_runtime.infra import open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
+from mnemo_runtime.process import settle_heap
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 from mnemo_summarizer.app import run as run_summarizer
@@ -112,6 +113,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             )  # fmt: skip
             server = uvicorn.Server(config)
             tasks.append(asyncio.create_task(server.serve()))
+        settle_heap()
         log.info("mnemo.started", components=list(components))
         await stop.wait()
     finally:

@@ -9,6 +9,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import asyncio
+import gc
 import signal
 from collections.abc import Awaitable, Callable
 
@@ -25,6 +26,17 @@ from mnemo_runtime.tracing import configure_tracing
 Body = Callable[[Infra, asyncio.Event], Awaitable[None]]
 
 
+def settle_heap() -> None:
+    """Once start-up has loaded what the process keeps: take it out of the collector's sight.
+
+    Modules, models and caches loaded at start-up live as long as the process; left tracked,
+    every full collection walks all of them again, a pause of tens of milliseconds that lands
+    in the middle of some request.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 async def run_service(name: str, body: Body) -> None:
     """Open NATS and Postgres, run ``body`` until SIGTERM / SIGINT, then close everything."""
     settings = InfraSettings()
@@ -38,6 +50,7 @@ async def run_service(name: str, body: Body) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     log.info("service.started", service=name)
+    settle_heap()
     try:
         await body(infra, stop)
     finally:
