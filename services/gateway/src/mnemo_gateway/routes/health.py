@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
 
 from mnemo_runtime.bus import stream_last_seq
+from mnemo_schema import subjects
+
+# Commands for this "workspace" are refused at once (it is not a valid id): a probe that proves
+# an ingest instance is answering without writing anything.
+_PROBE = subjects.command_subject("~ready")
 
 router = APIRouter(tags=["health"])
 
@@ -18,7 +25,7 @@ async def health() -> dict[str, str]:
 
 @router.get("/ready")
 async def ready(request: Request) -> JSONResponse:
-    """200 when NATS, Postgres and the projections are reachable and caught up; else 503 + why."""
+    """200 when NATS, ingest, Postgres and the projections answer and are caught up; else 503."""
     state = request.app.state
     problems: dict[str, str] = {}
     head = applied = 0
@@ -29,6 +36,12 @@ async def ready(request: Request) -> JSONResponse:
             head = await stream_last_seq(state.js)
         except Exception as err:
             problems["nats"] = f"event stream unavailable: {err!r}"
+        try:
+            await state.nc.request(_PROBE, b"{}", timeout=2)
+        except NoRespondersError:
+            problems["ingest"] = "no ingest instance is answering commands"
+        except (NatsTimeout, TimeoutError):
+            problems["ingest"] = "ingest did not answer within 2 s"
     try:
         applied = await state.watermark.refresh()
     except Exception as err:
