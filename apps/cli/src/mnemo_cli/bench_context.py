@@ -25,6 +25,7 @@ from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.pg import open_pool
+from mnemo_runtime.process import settle_heap
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import EdgeVectorIndex, ObservationPayload, VectorPoint
 from mnemo_schema.context_queries import DEFAULT_CONTEXT_TOKENS, ContextQuery
@@ -173,6 +174,10 @@ async def bench_get_context(
                     await _fill(pool, index, embedder, ws, n)
                     if optimize:
                         await index.optimize()
+                    # As a service process does once started: what is loaded for good is
+                    # frozen, so full collections do not walk it (they stalled 1% of calls
+                    # by over 100 ms).
+                    settle_heap()
                     results["sizes"][n] = {
                         case: await _time(service, ws, query, samples)
                         for case, query in CASES.items()
