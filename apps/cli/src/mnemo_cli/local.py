@@ -163,11 +163,11 @@ def down(settings: InfraSettings) -> None:
 def status(settings: InfraSettings) -> None:
     """Print what runs."""
     nats, pg, run = _paths(settings.state_dir)
-    mnemo = [(name, read_pid(p)) for name, p in pidfiles(run).items()]
-    if not any(pid for _, pid in mnemo):
-        mnemo = [("mnemo", None)]
+    mnemo: list[tuple[str, int | None]] = [
+        (name, pid) for name, f in pidfiles(run).items() if (pid := read_pid(f))
+    ]
     for name, pid in [
-        *((n, p) for n, p in mnemo if p or n == "mnemo"),
+        *(mnemo or [("mnemo", None)]),
         ("nats", read_pid(nats.pidfile)),
         ("postgres", read_pid(pg.pidfile)),
     ]:
