@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 from honcho import Honcho
@@ -96,3 +97,17 @@ def test_conclusions_created_and_deleted_through_the_api(mnemo, workspace):
     alice.conclusions_of(bob).delete(made[0].id)
     assert alice.conclusions_of(bob).list().items == []
     assert alice.conclusions_of(bob).query("What does Bob drink?") == []
+
+
+def test_a_bad_conclusion_query_is_a_422_naming_the_field(mnemo, workspace):
+    url = f"{mnemo.url}/v3/workspaces/{workspace}"
+    httpx.post(f"{mnemo.url}/v3/workspaces", json={"id": workspace}).raise_for_status()
+    for filters, field in (
+        ({"observed_id": "bob"}, "filters.observer_id"),
+        ({"observer_id": "", "observed_id": "bob"}, "filters.observer_id"),
+        ({"observer_id": "a", "observed_id": "b", "level": "rumour"}, "filters.level"),
+        ({"observer_id": "a", "observed_id": "b", "colour": "red"}, "filters"),
+    ):
+        r = httpx.post(f"{url}/conclusions/query", json={"query": "tea", "filters": filters})
+        assert r.status_code == 422, (filters, r.text)
+        assert r.json()["field"] == field, r.text

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemo_gateway.api import ListBody, Page
 from mnemo_gateway.deps import PageQ, Svc, order
@@ -19,7 +19,10 @@ from mnemo_schema.commands import MAX_BATCH, NewConclusion
 from mnemo_schema.context_queries import ObservationSearchQuery, ObservationSearchReply
 from mnemo_schema.observations import Level
 
-LEVELS: tuple[Level, ...] = ("explicit", "deductive", "inductive", "contradiction")
+LEVELS: tuple[Level, ...] = get_args(Level)
+# Where a field of the query came from in the request, for a 422 that names it.
+_QUERY_FIELDS = {"observer": "filters.observer_id", "observed": "filters.observed_id",
+                 "session_id": "filters.session_id"}  # fmt: skip
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/conclusions", tags=["conclusions"])
 
@@ -124,11 +127,17 @@ async def query_conclusions(
     session = filters.pop("session_id", None)
     if filters:
         raise ApiError(422, f"filters.{next(iter(filters))}: not supported in a query", "filters")
-    query = ObservationSearchQuery(
-        observer=observer, observed=observed, query=body.query, top_k=body.top_k,
-        max_distance=body.distance, levels=levels,
-        session_id=session if isinstance(session, str) else None,
-    )  # fmt: skip
+    try:
+        query = ObservationSearchQuery(
+            observer=observer, observed=observed, query=body.query, top_k=body.top_k,
+            max_distance=body.distance, levels=levels,
+            session_id=session if isinstance(session, str) else None,
+        )  # fmt: skip
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = str(first["loc"][0])
+        field = _QUERY_FIELDS.get(name, name)
+        raise ApiError(422, f"{field}: {first['msg']}", field) from err
     try:
         found = await rpc.call(
             request.app.state.nc,
