@@ -111,15 +111,9 @@ class ContextService:
         """The session's context packed to ``q.tokens`` (spec §7)."""
         rep_text: str | None = None
         card: list[str] | None = None
-        # Independent of the slice, so read while the search query is embedded and searched:
-        # the summaries, and the sizes of the newest messages (the window's first page; which
-        # of them fit is decided once the slice and the summary are known).
+        # Independent of the slice: read while the search query is embedded and searched.
         summaries_read = asyncio.ensure_future(
             self._reads.latest_summaries(ws, q.session_id) if q.summary else _nothing()
-        )
-        first_page = _page(q.tokens)
-        sizes_read = asyncio.ensure_future(
-            self._reads.message_sizes(ws, q.session_id, 0, None, first_page)
         )
         try:
             if q.observer is not None and q.peer_target is not None:
@@ -138,7 +132,6 @@ class ContextService:
             fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
         except BaseException:
             summaries_read.cancel()
-            sizes_read.cancel()
             raise
 
         summaries = await summaries_read
@@ -151,10 +144,7 @@ class ContextService:
         chosen = summaries[kind] if kind is not None else None
         summary_tokens = chosen.summary.token_count if chosen else 0
         window = MessageWindow(fixed.remaining - summary_tokens)
-        after = chosen.message_seq if chosen else 0
-        messages = await self._recent(
-            ws, q.session_id, after, window, (await sizes_read, first_page)
-        )
+        messages = await self._recent(ws, q.session_id, chosen.message_seq if chosen else 0, window)
         used = (rep_tokens or 0) * fixed.representation + (card_tokens or 0) * fixed.card
         return ContextReply(
             session_id=q.session_id,
@@ -166,32 +156,24 @@ class ContextService:
         )
 
     async def _recent(
-        self,
-        ws: str,
-        session_id: str,
-        after_seq: int,
-        window: MessageWindow,
-        first: tuple[list[tuple[int, int]], int],
+        self, ws: str, session_id: str, after_seq: int, window: MessageWindow
     ) -> list[ContextMessage]:
         """Newest messages after ``after_seq`` that fit, oldest first; reads pages, never the session.
 
         Sizes are read first (two narrow columns off the session index), then only the messages
-        taken, so a page that overshoots the budget costs little. ``first`` is the first page of
-        sizes, read from the newest message down (``after_seq`` not applied), with its limit.
+        taken, so a page that overshoots the budget costs little.
         """
         newest: int | None = None
         oldest: int | None = None
-        sizes, page = first
-        while True:
+        while not window.full:
+            page = min(max(window.left // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
+            sizes = await self._reads.message_sizes(ws, session_id, after_seq, oldest, page)
             for seq, tokens in sizes:
-                if seq <= after_seq or not window.offer(tokens):
+                if not window.offer(tokens):
                     break
                 newest, oldest = seq if newest is None else newest, seq
-            # Done once the window is full, the page went past ``after_seq`` or the session ran out.
-            if window.full or len(sizes) < page or sizes[-1][0] <= after_seq:
+            if len(sizes) < page:
                 break
-            page = _page(window.left)
-            sizes = await self._reads.message_sizes(ws, session_id, after_seq, oldest, page)
         if newest is None or oldest is None:
             return []
         return await self._reads.messages_between(ws, session_id, oldest, newest)
@@ -235,8 +217,3 @@ class ContextService:
 
 async def _nothing() -> dict[str, Any]:
     return {}
-
-
-def _page(tokens: int) -> int:
-    """Sizes to read for ``tokens`` of budget: a budget's worth at a few tokens a message."""
-    return min(max(tokens // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
