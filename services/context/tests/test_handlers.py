@@ -119,6 +119,17 @@ async def test_recent_messages_fill_the_budget_oldest_first_reading_only_what_fi
     assert reads.rows_read < 300  # pages, never the session
 
 
+async def test_the_window_reads_further_pages_until_the_budget_or_the_summary_stops_it():
+    reads = FakeReads(0)
+    reads.messages = [message(i, tokens=1) for i in range(1, 3001)]
+    got = await ContextService(reads, None).context("w", ContextQuery(session_id="s", tokens=2500))
+    assert [m.id for m in got.messages] == [f"m{i}" for i in range(501, 3001)]
+    assert got.tokens == 2500
+    reads.summaries = {"short": summary("short", 10, 2200)}
+    got = await ContextService(reads, None).context("w", ContextQuery(session_id="s", tokens=2500))
+    assert [m.id for m in got.messages] == [f"m{i}" for i in range(2201, 3001)]
+
+
 async def test_messages_start_after_the_chosen_summary():
     reads = FakeReads(100, {"short": summary("short", 30, 97), "long": summary("long", 80, 60)})
     got = await ContextService(reads, None).context("w", ContextQuery(session_id="s", tokens=200))
