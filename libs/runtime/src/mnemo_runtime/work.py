@@ -55,7 +55,7 @@ class DeadLetters:
         log.error("work.dead_letter", stage=self.stage, reason=reason)
 
 
-async def decode_or_park(m: Msg, dead: DeadLetters | None) -> Event | None:
+async def decode_or_park(m: Msg, dead: DeadLetters) -> Event | None:
     """The event ``m`` carries, or None once an undecodable one is parked with the reason.
 
     Anyone with access to the bus can publish on an event subject; one malformed message must
@@ -64,9 +64,6 @@ async def decode_or_park(m: Msg, dead: DeadLetters | None) -> Event | None:
     try:
         return decode_event(m.data)
     except ValidationError as err:
-        if dead is None:
-            log.error("work.undecodable_event", subject=m.subject, error=str(err)[:500])
-            return None
         seq = int(m.metadata.sequence.stream) if m.reply else None
         await dead.park(
             "undecodable event",
@@ -134,12 +131,12 @@ async def message_deliveries(
     *,
     fetch: int = 256,
     ack_wait: float = 120.0,
-    dead: DeadLetters | None = None,
+    dead: DeadLetters,
 ) -> AsyncIterator[list[Delivery]]:
     """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
 
     Other events on message subjects concern no such stage and are acknowledged at once;
-    undecodable ones are parked in ``dead`` (or logged) and acknowledged.
+    undecodable ones are parked in ``dead`` and acknowledged.
     """
     async for msgs in durable_batches(
         js, subjects.MESSAGE_FILTER, durable, stop, fetch=fetch, ack_wait=ack_wait

@@ -20,13 +20,12 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
-from pydantic import ValidationError
 
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_runtime.work import DeadLetters, decode_or_park
 from mnemo_schema import subjects
-from mnemo_schema.events import Event, decode_event
+from mnemo_schema.events import Event
 
 log = get_logger("mnemo.projector")
 _tracer = tracer("mnemo.projector")
@@ -188,12 +187,11 @@ class Projector:
             if seq <= position:
                 continue
             last = seq
-            try:
-                fresh.append((seq, decode_event(m.data)))
-            except ValidationError:
-                # Parked with the reason and passed over: one bad message must not stop the
-                # read model for good.
-                await decode_or_park(m, self._dead)
+            # An undecodable event is parked with the reason and passed over: one bad message
+            # must not stop the read model for good.
+            event = await decode_or_park(m, self._dead)
+            if event is not None:
+                fresh.append((seq, event))
         if last == position:
             return True
         try:

@@ -17,7 +17,7 @@ async def consume(
     stop: asyncio.Event,
     fetch: int,
     ack_wait: float,
-    dead: DeadLetters | None = None,
+    dead: DeadLetters,
 ) -> None:
     """Feed the service from the durable consumer until ``stop``; flush on the way out."""
     ticker = asyncio.create_task(_tick(service, stop))

@@ -17,7 +17,7 @@ async def consume(
     stop: asyncio.Event,
     fetch: int,
     ack_wait: float,
-    dead: DeadLetters | None = None,
+    dead: DeadLetters,
 ) -> None:
     """Feed the service from the durable consumer until ``stop``."""
     async for deliveries in message_deliveries(
