@@ -100,7 +100,8 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
             continue
         log = logs / f"{name}.log"
         starting[pidfile] = (log, log.stat().st_size if log.exists() else 0)
-        nice = ["nice", "-n", str(_niceness(name))] if _niceness(name) else []
+        niceness = _niceness(name)
+        nice = ["nice", "-n", str(niceness)] if niceness else []
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [*nice, sys.executable, "-m", "mnemo_cli", "serve"],
