@@ -28,6 +28,9 @@ from mnemo_runtime.embeddings.bert_onnx import (
 from mnemo_runtime.embeddings.minilm import MODEL_NAME, bundled_model_dir
 from mnemo_runtime.embeddings.ports import Vectors, empty_vectors, l2_normalise
 
+# A single text up to this long is embedded without leaving the event loop's thread.
+INLINE_CHARS = 400
+
 
 class OnnxMiniLMEmbedder:
     """The same vectors as MiniLMEmbedder (within float32 rounding), computed by onnxruntime.
@@ -81,7 +84,14 @@ class OnnxMiniLMEmbedder:
         return self._dimension
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed in a worker thread; onnxruntime releases the GIL, so the event loop keeps running."""
+        """Embed in a worker thread; onnxruntime releases the GIL, so the event loop keeps running.
+
+        One short text (a search query, a few milliseconds of work) is embedded on the calling
+        thread: handing it to a worker and back cost about a millisecond more than the work
+        saved the loop, on a path (get_context, chat prefetch) that waits on it anyway.
+        """
+        if len(texts) == 1 and len(texts[0]) <= INLINE_CHARS:
+            return self.embed_sync(texts)
         return await asyncio.to_thread(self.embed_sync, texts)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
