@@ -12,6 +12,8 @@ import pytest
 from honcho import Honcho
 from honcho.api_types import MessageCreateParams, SessionPeerConfig
 
+from mnemo_runtime.tokens import TokenCounter
+
 DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared" / "datasets"))
 LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 
@@ -59,6 +61,14 @@ def test_a_locomo_session_becomes_grounded_observations(settle, mnemo, workspace
     for _, span, message_id in rows:
         message = by_id[message_id]
         assert span.lower() in message.content.lower()
+
+    # Each observation's tokens were counted once, when it was projected.
+    with psycopg.connect(database_url) as conn:
+        counted = conn.execute(
+            "SELECT content, token_count FROM observations WHERE workspace = %s", (workspace,)
+        ).fetchall()
+    counter = TokenCounter()
+    assert counted and [n for _, n in counted] == counter.count_many([c for c, _ in counted])
 
 
 def test_an_observer_only_learns_what_it_witnessed(settle, mnemo, workspace):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from itertools import takewhile
 
-from mnemo_context.domain import Observation
+from mnemo_context.domain import MessageWindow, Observation
 from mnemo_context.handlers import ContextService
-from mnemo_context.ports import StoredSummary
+from mnemo_context.ports import StoredSummary, WindowPage
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.context_queries import (
     ContextMessage,
@@ -47,21 +48,29 @@ class FakeReads:
     async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
         return self.summaries
 
-    async def message_sizes(
-        self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
-    ) -> list[tuple[int, int]]:
-        rows = [
-            (seq, m.token_count)
+    async def window_page(
+        self,
+        ws: str,
+        session_id: str,
+        after_seq: int,
+        before_seq: int | None,
+        limit: int,
+        budget: int,
+    ) -> WindowPage:
+        page = [
+            (seq, m)
             for seq, m in reversed(self.messages)
             if seq > after_seq and (before_seq is None or seq < before_seq)
         ][:limit]
-        self.rows_read += len(rows)
-        return rows
-
-    async def messages_between(
-        self, ws: str, session_id: str, first_seq: int, last_seq: int
-    ) -> list[ContextMessage]:
-        return [m for seq, m in self.messages if first_seq <= seq <= last_seq]
+        self.rows_read += len(page)
+        window = MessageWindow(budget)
+        taken = list(takewhile(lambda row: window.offer(row[1].token_count), page))
+        return WindowPage(
+            messages=[m for _, m in reversed(taken)],
+            first_seq=taken[-1][0] if taken else None,
+            tokens=budget - window.left,
+            read=len(page),
+        )
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
         return self.cards.get((observer, observed))

@@ -9,8 +9,19 @@ from mnemo_context.domain import (
     fit_fixed,
     reciprocal_rank_fusion,
     render_representation,
+    representation_tokens,
     summary_cap,
 )
+from mnemo_runtime.tokens import TokenCounter
+
+TRICKY = [
+    "Alice is a nurse.",
+    "Bob's café — “quoted” naïve résumé, 😀 and 日本語のテキスト.",
+    "On 2023-05-07 (a Sunday) she ran 10km; then: rest!",
+    "x" * 140 + " a word past WordPiece's 100-character limit",
+    "tabs\tand\nnewlines   and  spaces",
+    "-",
+]
 
 
 def test_a_summary_of_exactly_forty_percent_fits():
@@ -83,6 +94,21 @@ def test_a_representation_is_grouped_by_level_in_a_fixed_order():
         "## Contradictions\n- Alice's city differs across sessions."
     )
     assert render_representation([]) == ""
+
+
+def test_representation_tokens_are_those_of_the_rendered_text():
+    counter = TokenCounter()
+    levels = ("explicit", "deductive", "inductive", "contradiction")
+    observations = [Observation(str(i), levels[i % 4], t) for i, t in enumerate(TRICKY * 2)]
+    # Some counted by the store, some not: both ways give the rendered text's count.
+    stored = [
+        Observation(o.id, o.level, o.content, counter.count(o.content) if i % 2 else None)
+        for i, o in enumerate(observations)
+    ]
+    for some in (stored, stored[:1], stored[3:4], stored[:5]):
+        expected = counter.count(render_representation(some))
+        assert representation_tokens(some, counter.count_many) == expected
+    assert representation_tokens([], counter.count_many) == 0
 
 
 def test_reciprocal_rank_fusion_favours_items_both_rankings_agree_on():

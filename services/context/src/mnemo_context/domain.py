@@ -6,7 +6,7 @@ Packing (spec §7): B' = B - tok(R) - tok(P); tok(S) <= 0.4 B'; tok(M) <= B' - t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 SUMMARY_SHARE = 0.4
@@ -83,6 +83,24 @@ class Observation:
     id: str
     level: str
     content: str
+    tokens: int | None = None
+    """Tokens of ``content``, when the store counted them."""
+
+
+def representation_tokens(
+    observations: Sequence[Observation], count: Callable[[Sequence[str]], list[int]]
+) -> int:
+    """Tokens of ``render_representation(observations)``, counting only what the store did not.
+
+    The WordPiece tokenizer splits on whitespace and punctuation before anything else, so the
+    rendered text counts as the sum of its parts: each heading, one token per bullet, and
+    each observation's content.
+    """
+    levels = {o.level for o in observations}
+    parts = [f"## {heading}" for level, heading in LEVEL_HEADINGS if level in levels]
+    parts += [o.content for o in observations if o.tokens is None]
+    known = sum(o.tokens for o in observations if o.tokens is not None)
+    return known + len(observations) + sum(count(parts))
 
 
 def render_representation(observations: Iterable[Observation]) -> str:

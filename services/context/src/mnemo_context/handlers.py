@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from mnemo_context.domain import (
-    MessageWindow,
     Observation,
     choose_summary,
     fit_fixed,
@@ -15,6 +14,7 @@ from mnemo_context.domain import (
     reciprocal_rank_fusion,
     render_card,
     render_representation,
+    representation_tokens,
 )
 from mnemo_context.ports import Reads
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -110,6 +110,7 @@ class ContextService:
     async def context(self, ws: str, q: ContextQuery) -> ContextReply:
         """The session's context packed to ``q.tokens`` (spec §7)."""
         rep_text: str | None = None
+        rep_tokens: int | None = None
         card: list[str] | None = None
         # Independent of the slice: read while the search query is embedded and searched.
         summaries_read = asyncio.ensure_future(
@@ -125,10 +126,9 @@ class ContextService:
                     self._reads.card(ws, q.observer, q.peer_target),
                 )
                 rep_text = render_representation(obs) or None
-            texts = [t for t in (rep_text, render_card(card) if card else None) if t is not None]
-            counts = iter(self._counter.count_many(texts))
-            rep_tokens = next(counts) if rep_text is not None else None
-            card_tokens = next(counts) if card else None
+                if rep_text is not None:
+                    rep_tokens = representation_tokens(obs, self._counter.count_many)
+            card_tokens = self._counter.count(render_card(card)) if card else None
             fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
         except BaseException:
             summaries_read.cancel()
@@ -143,8 +143,8 @@ class ContextService:
         )
         chosen = summaries[kind] if kind is not None else None
         summary_tokens = chosen.summary.token_count if chosen else 0
-        window = MessageWindow(fixed.remaining - summary_tokens)
-        messages = await self._recent(ws, q.session_id, chosen.message_seq if chosen else 0, window)
+        after = chosen.message_seq if chosen else 0
+        messages = await self._recent(ws, q.session_id, after, fixed.remaining - summary_tokens)
         used = (rep_tokens or 0) * fixed.representation + (card_tokens or 0) * fixed.card
         return ContextReply(
             session_id=q.session_id,
@@ -156,27 +156,25 @@ class ContextService:
         )
 
     async def _recent(
-        self, ws: str, session_id: str, after_seq: int, window: MessageWindow
+        self, ws: str, session_id: str, after_seq: int, budget: int
     ) -> list[ContextMessage]:
-        """Newest messages after ``after_seq`` that fit, oldest first; reads pages, never the session.
+        """Newest messages after ``after_seq`` that fit ``budget``, oldest first.
 
-        Sizes are read first (two narrow columns off the session index), then only the messages
-        taken, so a page that overshoots the budget costs little.
+        Reads pages sized to the budget, never the session: usually one page, in one round trip.
         """
-        newest: int | None = None
-        oldest: int | None = None
-        while not window.full:
-            page = min(max(window.left // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
-            sizes = await self._reads.message_sizes(ws, session_id, after_seq, oldest, page)
-            for seq, tokens in sizes:
-                if not window.offer(tokens):
-                    break
-                newest, oldest = seq if newest is None else newest, seq
-            if len(sizes) < page:
+        taken: list[ContextMessage] = []
+        before: int | None = None
+        left = max(budget, 0)
+        while left > 0:
+            page = min(max(left // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
+            got = await self._reads.window_page(ws, session_id, after_seq, before, page, left)
+            taken[:0] = got.messages
+            left -= got.tokens
+            # A message that did not fit, or the session's start: the window is complete.
+            if len(got.messages) < got.read or got.read < page or got.first_seq is None:
                 break
-        if newest is None or oldest is None:
-            return []
-        return await self._reads.messages_between(ws, session_id, oldest, newest)
+            before = got.first_seq
+        return taken
 
     async def search(self, ws: str, q: SearchQuery) -> SearchReply:
         """Full-text and observation-vector rankings of messages, fused by reciprocal rank."""

@@ -11,6 +11,20 @@ from mnemo_schema.context_queries import ContextMessage, ContextSummary
 
 
 @dataclass(frozen=True)
+class WindowPage:
+    """The part of one page of a session's newest messages that fits a budget."""
+
+    messages: list[ContextMessage]
+    """Oldest first."""
+    first_seq: int | None
+    """seq of the oldest message taken; None when none fits."""
+    tokens: int
+    """Tokens of the messages taken."""
+    read: int
+    """Messages the page held, taken or not: fewer than asked means the session ran out."""
+
+
+@dataclass(frozen=True)
 class StoredSummary:
     summary: ContextSummary
     message_seq: int  # the last message the summary covers
@@ -23,16 +37,18 @@ class Reads(Protocol):
         """The newest summary of each type ('short', 'long') of a session."""
         ...
 
-    async def message_sizes(
-        self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
-    ) -> list[tuple[int, int]]:
-        """(seq, token_count) of up to ``limit`` messages in (after_seq, before_seq), newest first."""
-        ...
-
-    async def messages_between(
-        self, ws: str, session_id: str, first_seq: int, last_seq: int
-    ) -> list[ContextMessage]:
-        """The messages with first_seq <= seq <= last_seq, oldest first."""
+    async def window_page(
+        self,
+        ws: str,
+        session_id: str,
+        after_seq: int,
+        before_seq: int | None,
+        limit: int,
+        budget: int,
+    ) -> WindowPage:
+        """Of the newest ``limit`` messages with after_seq < seq < before_seq, those taken newest
+        first while their tokens add up to at most ``budget``; the first that does not fit
+        stops the taking. One round trip: sizes are summed where they are stored."""
         ...
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:

@@ -22,6 +22,7 @@ from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.rules import content_key, salient_tokens
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.tables import MEMORY_PROJECTION, create_memory_tables
+from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
@@ -84,6 +85,7 @@ class MemoryProjection:
         self._store = store
         self._near = near_distance
         self._upkeep = upkeep or IndexUpkeep()
+        self._counter = TokenCounter()
 
     async def setup(self, conn: AsyncConnection) -> None:
         await create_memory_tables(conn)
@@ -92,18 +94,21 @@ class MemoryProjection:
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
         verdicts = await self._store.check([e for _, e in written])
-        vectors = await self._embedder.embed([e.content for _, e in written])
+        contents = [e.content for _, e in written]
+        vectors = await self._embedder.embed(contents)
+        counts = self._counter.count_many(contents)
         by_event = {
-            id(e): (v, vec) for (_, e), v, vec in zip(written, verdicts, vectors, strict=True)
+            id(e): (v, vec, n)
+            for (_, e), v, vec, n in zip(written, verdicts, vectors, counts, strict=True)
         }
         work = _Batch()
         for seq, event in batch:
             if isinstance(event, ObservationWritten):
-                verdict, vector = by_event[id(event)]
+                verdict, vector, tokens = by_event[id(event)]
                 if verdict is not None:
                     await _reject(conn, seq, event, str(verdict))
                     continue
-                await self._write(conn, seq, event, vector, work)
+                await self._write(conn, seq, event, vector, tokens, work)
             elif isinstance(event, ObservationDeleted):
                 await self._delete(conn, event, work)
             elif isinstance(event, PeerCardUpdated):
@@ -135,7 +140,13 @@ class MemoryProjection:
         log.info("memory.index_optimized", built=built, seconds=time.monotonic() - started)
 
     async def _write(
-        self, conn: AsyncConnection, seq: int, e: ObservationWritten, vector: Any, work: _Batch
+        self,
+        conn: AsyncConnection,
+        seq: int,
+        e: ObservationWritten,
+        vector: Any,
+        tokens: int,
+        work: _Batch,
     ) -> None:
         scope = Scope(e.workspace, e.observer, e.observed)
         cur = await conn.execute(
@@ -167,13 +178,13 @@ class MemoryProjection:
         cur = await conn.execute(
             "INSERT INTO observations (workspace, id, observer, observed, session_id, level, content,"
             " content_key, source_message_ids, source_span, premise_ids, confidence, pattern_type,"
-            " origin, observed_at, created_at, seq, embedding_model, embedding_dim)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
+            " origin, observed_at, created_at, seq, embedding_model, embedding_dim, token_count)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+            " %s) ON CONFLICT DO NOTHING",
             (e.workspace, e.observation_id, e.observer, e.observed, e.session_id, e.level,
              e.content, content_key(e.content), e.source_message_ids, e.source_span, premises,
              e.confidence, e.pattern_type, e.origin, e.observed_at, e.occurred_at, seq,
-             self._embedder.model_name, self._embedder.dimension),
+             self._embedder.model_name, self._embedder.dimension, tokens),
         )  # fmt: skip
         if cur.rowcount != 1:
             return  # already projected (a replayed batch)

@@ -35,8 +35,12 @@ CREATE TABLE IF NOT EXISTS observations (
     delete_reason text,
     embedding_model text,
     embedding_dim integer,
+    token_count integer,
     PRIMARY KEY (workspace, id)
 );
+-- Tokens of content (libs/runtime tokens.py), counted once when projected, so a context packs
+-- a slice without tokenising it. Null on rows projected before the column existed.
+ALTER TABLE observations ADD COLUMN IF NOT EXISTS token_count integer;
 CREATE INDEX IF NOT EXISTS observations_by_representation
     ON observations (workspace, observer, observed, seq) WHERE deleted_at IS NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS observations_exact_once

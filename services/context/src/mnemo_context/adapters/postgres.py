@@ -9,7 +9,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import TypeAdapter
 
 from mnemo_context.domain import Observation
-from mnemo_context.ports import StoredSummary
+from mnemo_context.ports import StoredSummary, WindowPage
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 
 # Full-text search over messages; observations already carry their own (memory tables).
@@ -26,7 +26,7 @@ MSG_JSON = ", ".join(
         ("created_at", "created_at"), ("token_count", "token_count"),
     )
 )  # fmt: skip
-OBS_COLS = "id, level, content"
+OBS_COLS = "id, level, content, token_count"
 LIVE = "workspace = %s AND observer = %s AND observed = %s AND deleted_at IS NULL"
 TSV = "to_tsvector('english', content)"
 TSQ = "websearch_to_tsquery('english', %s)"
@@ -52,7 +52,7 @@ def _summary(r: Row) -> StoredSummary:
 
 
 def _obs(rows: list[Row]) -> list[Observation]:
-    return [Observation(r["id"], r["level"], r["content"]) for r in rows]
+    return [Observation(r["id"], r["level"], r["content"], r["token_count"]) for r in rows]
 
 
 def _session(session_id: str | None, column: str = "session_id") -> tuple[str, list[Any]]:
@@ -68,7 +68,7 @@ class PostgresReads:
         async with self._pool.connection() as conn:
             await conn.execute(DDL)
 
-    async def _all(self, sql: str, params: Sequence[Any]) -> list[Row]:
+    async def _all(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Row]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
             return await cur.fetchall()  # type: ignore[return-value]
@@ -81,29 +81,40 @@ class PostgresReads:
         )
         return {r["summary_type"]: _summary(r) for r in rows}
 
-    async def message_sizes(
-        self, ws: str, session_id: str, after_seq: int, before_seq: int | None, limit: int
-    ) -> list[tuple[int, int]]:
-        upper, params = ("", []) if before_seq is None else (" AND seq < %s", [before_seq])
+    async def window_page(
+        self,
+        ws: str,
+        session_id: str,
+        after_seq: int,
+        before_seq: int | None,
+        limit: int,
+        budget: int,
+    ) -> WindowPage:
+        # The page's sizes come off the session index and are summed newest first; only the
+        # messages that fit are read whole. Postgres renders them as one JSON array and
+        # pydantic-core parses it, instead of decoding and validating row by row in Python.
+        upper = "" if before_seq is None else " AND seq < %(before)s"
         rows = await self._all(
-            "SELECT seq, token_count FROM messages WHERE workspace = %s AND session_id = %s"
-            f" AND seq > %s{upper} ORDER BY seq DESC LIMIT %s",
-            [ws, session_id, after_seq, *params, limit],
+            "WITH page AS (SELECT seq, token_count FROM messages"
+            " WHERE workspace = %(ws)s AND session_id = %(sid)s AND seq > %(after)s"
+            f"{upper} ORDER BY seq DESC LIMIT %(limit)s),"
+            " running AS (SELECT seq, sum(token_count) OVER (ORDER BY seq DESC) AS used FROM page),"
+            " taken AS (SELECT min(seq) AS lo, max(seq) AS hi, coalesce(max(used), 0) AS used"
+            " FROM running WHERE used <= %(budget)s)"
+            " SELECT (SELECT count(*) FROM page) AS read, lo, used,"
+            f" (SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
+            " FROM messages WHERE workspace = %(ws)s AND session_id = %(sid)s"
+            " AND seq BETWEEN lo AND hi) AS window FROM taken",
+            {"ws": ws, "sid": session_id, "after": after_seq, "before": before_seq,
+             "limit": limit, "budget": budget},
+        )  # fmt: skip
+        row = rows[0]
+        return WindowPage(
+            messages=_MESSAGES.validate_json(row["window"]),
+            first_seq=row["lo"],
+            tokens=int(row["used"]),
+            read=int(row["read"]),
         )
-        return [(r["seq"], r["token_count"]) for r in rows]
-
-    async def messages_between(
-        self, ws: str, session_id: str, first_seq: int, last_seq: int
-    ) -> list[ContextMessage]:
-        # The window is the bulk of a context: Postgres renders it as one JSON array and
-        # pydantic-core parses that, instead of decoding and validating row by row in Python.
-        rows = await self._all(
-            f"SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
-            " AS window FROM messages WHERE workspace = %s AND session_id = %s"
-            " AND seq BETWEEN %s AND %s",
-            (ws, session_id, first_seq, last_seq),
-        )
-        return _MESSAGES.validate_json(rows[0]["window"])
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
         rows = await self._all(

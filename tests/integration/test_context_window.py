@@ -1,0 +1,70 @@
+"""PostgresReads.window_page takes exactly what the packing rule takes, in one round trip.
+
+The rule (mnemo_context.domain.MessageWindow): newest first, while the tokens fit; the first
+message that does not fit stops the taking. The handlers' unit tests run an in-memory Reads
+built on that same rule, so both are held to it here.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from itertools import takewhile
+
+from mnemo_context.adapters.postgres import PostgresReads
+from mnemo_context.domain import MessageWindow
+from mnemo_projector.tables import create_tables
+from mnemo_runtime.pg import open_pool
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def expected(
+    sizes: dict[int, int], after: int, before: int | None, limit: int, budget: int
+) -> tuple[list[int], int]:
+    page = [s for s in sorted(sizes, reverse=True) if s > after and (before is None or s < before)]
+    page = page[:limit]
+    window = MessageWindow(budget)
+    taken = list(takewhile(lambda s: window.offer(sizes[s]), page))
+    return sorted(taken), len(page)
+
+
+async def test_window_page_follows_the_packing_rule(fresh_database, workspace):
+    rng = random.Random(7)
+    # Sizes from 0 to 60 tokens, with gaps in seq (deleted or other sessions' messages).
+    seqs = sorted(rng.sample(range(1, 400), 250))
+    sizes = {s: rng.choice([0, 1, 3, 8, 20, 60]) for s in seqs}
+    pool = await open_pool(fresh_database)
+    try:
+        async with pool.connection() as conn:
+            await create_tables(conn)
+            async with conn.cursor().copy(
+                "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
+                " created_at) FROM STDIN"
+            ) as copy:
+                for s in seqs:
+                    when = START + timedelta(seconds=s)
+                    await copy.write_row((workspace, f"m{s}", "s", s, "p", f"#{s}", sizes[s], when))
+                # The same seqs in another session: never part of this session's window.
+                for s in seqs:
+                    await copy.write_row((workspace, f"o{s}", "other", s, "p", "x", 1, START))
+        reads = PostgresReads(pool)
+        cases = [(0, None, 1000, 100_000), (0, None, 10, 100_000), (0, None, 1000, 0)]
+        cases += [(after, None, 50, 500) for after in (0, 150, 398, 399)]
+        for _ in range(40):
+            after = rng.choice([0, *seqs[:100]])
+            before = rng.choice([None, *seqs[100:]])
+            cases.append((after, before, rng.randint(1, 120), rng.randint(0, 900)))
+        for after, before, limit, budget in cases:
+            got = await reads.window_page(workspace, "s", after, before, limit, budget)
+            taken, read = expected(sizes, after, before, limit, budget)
+            case = (after, before, limit, budget)
+            assert [m.id for m in got.messages] == [f"m{s}" for s in taken], case
+            assert got.read == read, case
+            assert got.tokens == sum(sizes[s] for s in taken), case
+            assert got.first_seq == (taken[0] if taken else None), case
+            assert all(
+                m.session_id == "s" and m.content == m.id.replace("m", "#") for m in got.messages
+            )
+    finally:
+        await pool.close()
