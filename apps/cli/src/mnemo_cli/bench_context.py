@@ -22,6 +22,7 @@ from mnemo_context.app import build_service
 from mnemo_context.handlers import ContextService
 from mnemo_projector.tables import create_tables
 from mnemo_runtime.embeddings import Embedder, build_embedder
+from mnemo_runtime.embeddings.bench import benchmark_sentences
 from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.pg import open_pool
@@ -36,6 +37,9 @@ TEMPLATE = "{who} {verb} {what}; it came up again after {n} days and felt {mood}
 MOODS = ("calm", "urgent", "funny", "sad", "hopeful")
 # The summarizer's cadence keeps summaries this many messages behind the newest one.
 SUMMARY_LAG = 20
+OBSERVATION_SENTENCES = 2_000
+# Per-dimension noise on copies of a sentence's vector: cosine about 0.98 to the original.
+JITTER = 0.01
 
 
 def _texts(k: int = 240) -> list[str]:
@@ -52,9 +56,18 @@ def _texts(k: int = 240) -> list[str]:
 
 
 async def _fill(pool: Any, index: EdgeVectorIndex, embedder: Embedder, ws: str, n: int) -> None:
-    """A session of ``n`` messages, summaries, and ``n`` observations of (alice, bob) with vectors."""
+    """A session of ``n`` messages, summaries, and ``n`` observations of (alice, bob) with vectors.
+
+    Observations cycle through 2,000 varied sentences; each copy's vector is its sentence's own
+    embedding, jittered a little, standing for the copy's small difference in wording
+    (embedding all 100,000 would take minutes). Random vectors would not do: no embedding model
+    produces them, and a graph index finds a tenth of their true neighbours.
+    """
+    sentences = benchmark_sentences(OBSERVATION_SENTENCES)
+    base = await embedder.embed(sentences)
     texts = _texts()
-    tokens = TokenCounter().count_many(texts)
+    counter = TokenCounter()
+    tokens = counter.count_many(texts)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     async with pool.connection() as conn:
         await conn.execute("INSERT INTO workspaces (id, uid, metadata, configuration, created_at)"
@@ -79,12 +92,27 @@ async def _fill(pool: Any, index: EdgeVectorIndex, embedder: Embedder, ws: str, 
             )
         async with conn.cursor().copy(
             "COPY observations (workspace, id, observer, observed, session_id, level, content,"
-            " content_key, origin, created_at, seq) FROM STDIN"
+            " content_key, origin, created_at, seq, token_count) FROM STDIN"
         ) as copy:
             for i in range(n):
-                text = texts[i % len(texts)].replace("Alice", "Bob") + f" (#{i})"
+                text = f"{sentences[i % len(sentences)]} (#{i})"
                 oid = f"{ws}-o{i}"
-                row = (ws, oid, "alice", "bob", "s", "explicit", text, text, "bench", start, i)
+                # Counted once, as the memory projection does when it writes an observation.
+                count = counter.count(text)
+                row = (
+                    ws,
+                    oid,
+                    "alice",
+                    "bob",
+                    "s",
+                    "explicit",
+                    text,
+                    text,
+                    "bench",
+                    start,
+                    i,
+                    count,
+                )
                 await copy.write_row(row)
         await conn.execute("ANALYZE messages")
         await conn.execute("ANALYZE observations")
@@ -92,7 +120,9 @@ async def _fill(pool: Any, index: EdgeVectorIndex, embedder: Embedder, ws: str, 
     rng = np.random.default_rng(n)
     for offset in range(0, n, 2_000):
         size = min(2_000, n - offset)
-        vectors = rng.standard_normal((size, embedder.dimension), dtype=np.float32)
+        rows = np.arange(offset, offset + size) % len(sentences)
+        jitter = rng.standard_normal((size, embedder.dimension), dtype=np.float32) * JITTER
+        vectors = base[rows] + jitter
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         payload = ObservationPayload(ws, "alice", "bob", "explicit", 1.7e9, "s")
         await index.upsert(
