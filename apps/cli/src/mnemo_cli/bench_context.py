@@ -222,8 +222,8 @@ async def bench_get_context(
     return results
 
 
-async def _main() -> dict[str, Any]:
-    optimize = os.environ.get("MNEMO_BENCH_OPTIMIZE", "") == "1"
+async def run(optimize: bool) -> dict[str, Any]:
+    """The benchmark on DATABASE_URL, or on a throwaway local Postgres."""
     if url := os.environ.get("DATABASE_URL"):
         return await bench_get_context(url, optimize=optimize)
     from mnemo_runtime.stack import LocalPostgres, free_port
@@ -237,4 +237,5 @@ async def _main() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(_main()), indent=2))
+    optimize = os.environ.get("MNEMO_BENCH_OPTIMIZE", "") == "1"
+    print(json.dumps(asyncio.run(run(optimize)), indent=2))

@@ -12,11 +12,14 @@ import statistics
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from mnemo_cli import bench_context
 from mnemo_cli.bench_memory import embedding, freshness, vector_search
 from mnemo_cli.local import gateway_url, up
+from mnemo_dialectic import bench as dialectic_bench
 from mnemo_runtime.settings import InfraSettings
 
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
@@ -119,6 +122,27 @@ async def _latency(url: str, clients: int, seconds: float) -> dict[str, float]:
     return {"requests": len(lat), "p50_ms": q[49], "p99_ms": q[98], "max_ms": lat[-1]}
 
 
+def _context_rows(context: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """get_context at the default budget: per case and size, p50 / p99, and tokens returned."""
+    sizes = context.get("sizes", {})
+    rows: list[tuple[str, str, str]] = []
+    for case, label in (("search_query", "with search query"), ("summary", "summary + messages")):
+        for n, figures in sizes.items():
+            f = figures[case]
+            target = "p99 <= 15 ms" if case == "search_query" else ""
+            rows.append((
+                f"get_context {label}, {int(n):,} msgs + obs, p50 / p99",
+                f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f} ms", target,
+            ))  # fmt: skip
+        growth = context.get("p50_growth", {}).get(case, 0.0)
+        target = "<= 1.2x" if case == "search_query" else ""
+        rows.append((f"get_context {label}, p50 growth 1k -> 100k", f"{growth:.2f}x", target))
+    for n, figures in sizes.items():
+        tokens = figures["search_query"]["tokens"]
+        rows.append((f"tokens per context (budget 8192), {int(n):,} msgs", f"{tokens}", ""))
+    return rows
+
+
 async def bench(
     settings: InfraSettings,
     seconds: float = 10.0,
@@ -136,6 +160,8 @@ async def bench(
         fresh: dict[str, float] = {}
         search: dict[str, float] = {}
         embed: dict[str, float] = {}
+        context: dict[str, Any] = {}
+        prefetch: dict[str, float] = {}
         if memory:
             print("memory: freshness ...", flush=True)
             fresh = await freshness(http)
@@ -143,6 +169,13 @@ async def bench(
             embed = await embedding()
             print(f"memory: filtered vector search at {vectors} observations ...", flush=True)
             search = await vector_search(vectors)
+            print(
+                "memory: get_context at 1,000 and 100,000 messages and observations ...", flush=True
+            )
+            # On an optimised index, as the memory projection leaves it once writes pause.
+            context = await bench_context.run(optimize=True)
+            print("memory: dialectic prefetch (embed + search) ...", flush=True)
+            prefetch = await dialectic_bench.run()
     url = gateway_url()
     await _latency(url, clients, 1.0)  # warm-up
     print("write path: single-message latency ...", flush=True)
@@ -162,18 +195,23 @@ async def bench(
         ("embedding one search query p99", f"{embed.get('query_p99_ms', 0.0):.1f} ms", ""),
         (f"filtered vector search p50, {vectors} obs", f"{search.get('p50_ms', 0.0):.1f} ms", ""),
         (f"filtered vector search p95, {vectors} obs", f"{search.get('p95_ms', 0.0):.1f} ms", "< 20 ms"),
+        *_context_rows(context),
+        ("dialectic prefetch (embed + search) p95", f"{prefetch.get('p95_ms', 0.0):.1f} ms", ""),
     ]  # fmt: skip
     if not memory:
         rows = rows[:3]
     print(f"\nMnemo, {clients} concurrent clients, {seconds:.0f}s per write-path run\n")
-    print(f"| {'benchmark':<52} | {'result':>12} | {'target':>14} |")
-    print(f"|{'-' * 54}|{'-' * 14}|{'-' * 16}|")
+    w1, w2, w3 = (
+        max(len(r[i]) for r in [("benchmark", "result", "target"), *rows]) for i in range(3)
+    )
+    print(f"| {'benchmark':<{w1}} | {'result':>{w2}} | {'target':>{w3}} |")
+    print(f"|{'-' * (w1 + 2)}|{'-' * (w2 + 2)}|{'-' * (w3 + 2)}|")
     for name, value, target in rows:
-        print(f"| {name:<52} | {value:>12} | {target:>14} |")
+        print(f"| {name:<{w1}} | {value:>{w2}} | {target:>{w3}} |")
     result: dict[str, object] = {
         "clients": clients, "throughput": tput, "post_latency": lat, "freshness": fresh,
         "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
-        "vector_search": search,
+        "vector_search": search, "get_context": context, "dialectic_prefetch": prefetch,
     }  # fmt: skip
     out = Path("bench-out")
     out.mkdir(exist_ok=True)

@@ -101,7 +101,8 @@ async def bench_prefetch(
     }
 
 
-async def _main(per_scope: int) -> None:
+async def run(per_scope: int = 2500) -> dict[str, float]:
+    """Prefetch figures on a throwaway embedded index of four representations."""
     # The default local embedder on two cores, as MemorySettings builds it for the service.
     embedder = build_embedder("minilm", workers=2)
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,8 +113,9 @@ async def _main(per_scope: int) -> None:
         points = await populate(memory, scopes, per_scope)
         figures = await bench_prefetch(memory, scopes[0])
         await memory.close()
-    print(json.dumps({"points": points, "scopes": len(scopes), **figures}, indent=2))
+    return {"points": float(points), "scopes": float(len(scopes)), **figures}
 
 
 if __name__ == "__main__":
-    asyncio.run(_main(int(sys.argv[1]) if len(sys.argv) > 1 else 2500))
+    per_scope = int(sys.argv[1]) if len(sys.argv) > 1 else 2500
+    print(json.dumps(asyncio.run(run(per_scope)), indent=2))
