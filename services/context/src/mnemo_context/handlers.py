@@ -66,14 +66,14 @@ class ContextService:
             return None
         vector = (await self._memory.embedder.embed([query]))[0]
         filters = SearchFilters.of(session_id=session_id)
-        found = await asyncio.gather(
-            *(
-                self._memory.index.search(
-                    vector, scope, limit=limit, filters=filters, max_distance=max_distance
-                )
-                for scope in scopes
+        searches = [
+            self._memory.index.search(
+                vector, scope, limit=limit, filters=filters, max_distance=max_distance
             )
-        )
+            for scope in scopes
+        ]
+        # One scope (a slice) is awaited directly: a task per search costs a loop turn.
+        found = [await searches[0]] if len(searches) == 1 else await asyncio.gather(*searches)
         hits: list[VectorHit] = sorted((h for hs in found for h in hs), key=lambda h: h.distance)
         return [h.id for h in hits][:limit]
 
