@@ -63,6 +63,7 @@ async def test_window_page_follows_the_packing_rule(fresh_database, workspace):
             assert got.read == read, case
             assert got.tokens == sum(sizes[s] for s in taken), case
             assert got.first_seq == (taken[0] if taken else None), case
+            assert got.seqs == taken and got.budget == budget, case
             assert all(
                 m.session_id == "s" and m.content == m.id.replace("m", "#") for m in got.messages
             )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from itertools import takewhile
 
 from mnemo_context.domain import MessageWindow, Observation
-from mnemo_context.handlers import ContextService
+from mnemo_context.handlers import ContextService, page_size, within
 from mnemo_context.ports import StoredSummary, WindowPage
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.context_queries import (
@@ -67,6 +68,8 @@ class FakeReads:
         taken = list(takewhile(lambda row: window.offer(row[1].token_count), page))
         return WindowPage(
             messages=[m for _, m in reversed(taken)],
+            seqs=[seq for seq, _ in reversed(taken)],
+            budget=budget,
             first_seq=taken[-1][0] if taken else None,
             tokens=budget - window.left,
             read=len(page),
@@ -182,3 +185,40 @@ async def test_a_zero_budget_is_an_empty_valid_context():
 async def test_search_without_an_index_ranks_by_full_text():
     got = await ContextService(FakeReads(20), None).search("w", SearchQuery(query="message 1"))
     assert [m.id for m in got.messages][:2] == ["m1", "m10"]
+
+
+async def test_a_window_cut_from_an_earlier_wider_page_is_the_window_read_afresh():
+    rng = random.Random(3)
+    for _ in range(300):
+        reads = FakeReads(0)
+        reads.messages = [message(i, rng.choice([0, 1, 5, 12, 40])) for i in range(1, 201)]
+        service = ContextService(reads, None)
+        wide_after, wide_budget = rng.randint(0, 120), rng.randint(0, 3000)
+        after = rng.randint(wide_after, 200)
+        budget = rng.randint(0, wide_budget)
+        page = await reads.window_page(
+            "w", "s", wide_after, None, page_size(wide_budget), wide_budget
+        )
+        cut = within(page, after, budget)
+        fresh = await service._recent("w", "s", after, budget)
+        if cut is None:  # only when every message the page asked for fitted
+            assert len(page.messages) == page.read == page_size(wide_budget)
+        else:
+            assert [m.id for m in cut] == [m.id for m in fresh]
+
+
+async def test_a_context_with_a_slice_packs_the_same_messages_as_one_without():
+    reads = FakeReads(300, {"short": summary("short", 30, 280), "long": summary("long", 120, 240)})
+    reads.observations[("alice", "bob")] = [Observation("o1", "explicit", "Bob is a nurse.")]
+    service = ContextService(reads, None)
+    for tokens in (0, 5, 40, 200, 400, 1000, 5000):
+        sliced = await service.context(
+            "w",
+            ContextQuery(
+                session_id="s", tokens=tokens, peer_target="bob", peer_perspective="alice"
+            ),
+        )
+        rep_tokens = sliced.tokens - sum(m.token_count for m in sliced.messages)
+        rep_tokens -= sliced.summary.token_count if sliced.summary else 0
+        plain = await service.context("w", ContextQuery(session_id="s", tokens=tokens - rep_tokens))
+        assert [m.id for m in sliced.messages] == [m.id for m in plain.messages], tokens

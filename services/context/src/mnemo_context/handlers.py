@@ -16,7 +16,7 @@ from mnemo_context.domain import (
     render_representation,
     representation_tokens,
 )
-from mnemo_context.ports import Reads
+from mnemo_context.ports import Reads, StoredSummary, WindowPage
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.rpc import QueryError
 from mnemo_runtime.tokens import TokenCounter
@@ -116,6 +116,15 @@ class ContextService:
         summaries_read = asyncio.ensure_future(
             self._reads.latest_summaries(ws, q.session_id) if q.summary else _nothing()
         )
+        slicing = q.observer is not None and q.peer_target is not None
+        # With a slice to find, the newest messages are read meanwhile too, for the whole budget
+        # and after the older summary's coverage: the window, once known, is the newest part of
+        # that page, so it costs no round trip after the slice.
+        early = (
+            asyncio.ensure_future(self._early_window(ws, q.session_id, summaries_read, q.tokens))
+            if slicing
+            else None
+        )
         try:
             if q.observer is not None and q.peer_target is not None:
                 want = q.slice
@@ -132,6 +141,8 @@ class ContextService:
             fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
         except BaseException:
             summaries_read.cancel()
+            if early is not None:
+                early.cancel()
             raise
 
         summaries = await summaries_read
@@ -144,7 +155,10 @@ class ContextService:
         chosen = summaries[kind] if kind is not None else None
         summary_tokens = chosen.summary.token_count if chosen else 0
         after = chosen.message_seq if chosen else 0
-        messages = await self._recent(ws, q.session_id, after, fixed.remaining - summary_tokens)
+        budget = fixed.remaining - summary_tokens
+        messages = within(await early, after, budget) if early is not None else None
+        if messages is None:
+            messages = await self._recent(ws, q.session_id, after, budget)
         used = (rep_tokens or 0) * fixed.representation + (card_tokens or 0) * fixed.card
         return ContextReply(
             session_id=q.session_id,
@@ -154,6 +168,18 @@ class ContextService:
             peer_card=card if fixed.card else None,
             tokens=used + summary_tokens + sum(m.token_count for m in messages),
         )
+
+    async def _early_window(
+        self,
+        ws: str,
+        session_id: str,
+        summaries_read: asyncio.Future[dict[str, StoredSummary]],
+        budget: int,
+    ) -> WindowPage:
+        """The newest messages after the older summary's coverage that fit the whole budget."""
+        summaries = await asyncio.shield(summaries_read)
+        after = min((s.message_seq for s in summaries.values()), default=0)
+        return await self._reads.window_page(ws, session_id, after, None, page_size(budget), budget)
 
     async def _recent(
         self, ws: str, session_id: str, after_seq: int, budget: int
@@ -166,7 +192,7 @@ class ContextService:
         before: int | None = None
         left = max(budget, 0)
         while left > 0:
-            page = min(max(left // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
+            page = page_size(left)
             got = await self._reads.window_page(ws, session_id, after_seq, before, page, left)
             taken[:0] = got.messages
             left -= got.tokens
@@ -211,6 +237,33 @@ class ContextService:
         return ObservationSearchReply(
             hits=[ObservationHit(id=h.id, distance=h.distance) for h in hits]
         )
+
+
+def page_size(budget: int) -> int:
+    """Messages a window page asks for: a budget's worth at a few tokens each, within bounds."""
+    return min(max(budget // MIN_MESSAGE_TOKENS, FIRST_PAGE), MAX_PAGE)
+
+
+def within(page: WindowPage, after_seq: int, budget: int) -> list[ContextMessage] | None:
+    """The window (after ``after_seq``, up to ``budget``) cut from a page read with a budget
+    at least as large and a lower bound at most ``after_seq``; None if the page cannot tell.
+
+    The page took the newest messages while they fit its budget, so the window is its newest
+    messages while they fit this one. The page settles the window unless every message it
+    asked for fitted: then older ones might still fit, and only another page can say.
+    """
+    ran_out = len(page.messages) < page.read or page.read < page_size(page.budget)
+    taken = 0
+    left = budget
+    for seq, message in zip(reversed(page.seqs), reversed(page.messages), strict=True):
+        if seq <= after_seq or message.token_count > left:
+            ran_out = True
+            break
+        left -= message.token_count
+        taken += 1
+    if not ran_out:
+        return None
+    return page.messages[len(page.messages) - taken :]
 
 
 async def _nothing() -> dict[str, Any]:

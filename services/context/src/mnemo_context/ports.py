@@ -16,6 +16,10 @@ class WindowPage:
 
     messages: list[ContextMessage]
     """Oldest first."""
+    seqs: list[int]
+    """The messages' seq, oldest first."""
+    budget: int
+    """The budget the page was read with."""
     first_seq: int | None
     """seq of the oldest message taken; None when none fits."""
     tokens: int

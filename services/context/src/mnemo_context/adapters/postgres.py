@@ -105,6 +105,8 @@ class PostgresReads:
             " taken AS (SELECT min(seq) AS lo, max(seq) AS hi, coalesce(max(used), 0) AS used"
             " FROM running WHERE used <= %(budget)s)"
             " SELECT (SELECT count(*) FROM page) AS read, lo, used,"
+            " (SELECT coalesce(array_agg(seq ORDER BY seq), '{}') FROM running"
+            " WHERE used <= %(budget)s) AS seqs,"
             f" (SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
             " FROM messages WHERE workspace = %(ws)s AND session_id = %(sid)s"
             " AND seq BETWEEN lo AND hi) AS window FROM taken",
@@ -114,6 +116,8 @@ class PostgresReads:
         row = rows[0]
         return WindowPage(
             messages=_MESSAGES.validate_json(row["window"]),
+            seqs=list(row["seqs"]),
+            budget=budget,
             first_seq=row["lo"],
             tokens=int(row["used"]),
             read=int(row["read"]),
