@@ -120,11 +120,13 @@ class ContextService:
         # With a slice to find, the newest messages are read meanwhile too, for the whole budget
         # and after the older summary's coverage: the window, once known, is the newest part of
         # that page, so it costs no round trip after the slice.
-        early = (
-            asyncio.ensure_future(self._early_window(ws, q.session_id, summaries_read, q.tokens))
-            if slicing
-            else None
-        )
+        early: asyncio.Future[WindowPage] | None = None
+        if slicing:
+            early = asyncio.ensure_future(
+                self._early_window(ws, q.session_id, summaries_read, q.tokens)
+            )
+            # If the summaries fail, this fails with them and is never awaited: mark it seen.
+            early.add_done_callback(lambda t: t.cancelled() or t.exception())
         try:
             if q.observer is not None and q.peer_target is not None:
                 want = q.slice
