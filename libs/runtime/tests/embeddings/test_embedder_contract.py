@@ -98,3 +98,13 @@ async def test_similar_texts_are_closer_than_unrelated_ones(embedder: Embedder) 
         ]
     )
     assert float(anchor @ similar) > float(anchor @ unrelated) + 0.1
+
+
+async def test_a_query_vector_is_close_to_the_texts_own(embedder: Embedder) -> None:
+    rows = await embedder.embed(TEXTS)
+    for text, row in zip(TEXTS, rows, strict=True):
+        query = await embedder.embed_query(text)
+        assert query.dtype == np.float32
+        assert query.shape == (embedder.dimension,)
+        assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+        assert float(query @ row) >= 0.97, text

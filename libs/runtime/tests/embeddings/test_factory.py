@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import numpy as np
 import pytest
 
 from mnemo_runtime.embeddings import (
@@ -58,8 +59,19 @@ def test_refuses_options_the_kind_would_ignore() -> None:
         build_embedder("fake", batch_size=4)
     with pytest.raises(ValueError, match="workers"):
         build_embedder("fake", workers=2)
+    with pytest.raises(ValueError, match="query_int8"):
+        build_embedder("minilm-numpy", query_int8=True)
 
 
 def test_refuses_unknown_kinds() -> None:
     with pytest.raises(ValueError, match="unknown embedder kind 'word2vec'"):
         build_embedder("word2vec")
+
+
+async def test_minilm_query_precision_is_a_choice() -> None:
+    text = "What is Bob excited about?"
+    exact = build_embedder("minilm", query_int8=False)
+    quantized = build_embedder("minilm")
+    row = (await exact.embed([text]))[0]
+    assert np.array_equal(await exact.embed_query(text), row)
+    assert not np.array_equal(await quantized.embed_query(text), row)

@@ -90,3 +90,29 @@ def test_graph_is_valid_standard_onnx() -> None:
     assert {op.domain for op in model.opset_import} == {""}
     assert [op.version for op in model.opset_import] == [OPSET]
     assert all(node.domain == "" for node in model.graph.node)
+
+
+async def test_without_int8_a_query_is_embedded_exactly_as_a_text() -> None:
+    exact = OnnxMiniLMEmbedder(query_int8=False)
+    for text in SENTENCES:
+        np.testing.assert_allclose(await exact.embed_query(text), exact.embed_sync([text])[0])
+
+
+async def test_int8_queries_rank_texts_as_full_precision_ones_do(
+    onnx_minilm: OnnxMiniLMEmbedder,
+) -> None:
+    documents = onnx_minilm.embed_sync(SENTENCES)
+    queries = [
+        "support group for LGBTQ people",
+        "the children's pottery class",
+        "graduate school applications",
+        "a car that stopped working",
+        "adopting a dog from a shelter",
+        "a road trip along the coast with bakeries",
+    ]
+    full = onnx_minilm.embed_sync(queries) @ documents.T
+    quantized = np.stack([await onnx_minilm.embed_query(q) for q in queries]) @ documents.T
+    np.testing.assert_array_equal(np.argmax(quantized, axis=1), np.argmax(full, axis=1))
+    assert float(np.abs(quantized - full).max()) < 0.03
+    # Not the same computation: the int8 weights do change the vectors a little.
+    assert float(np.abs(quantized - full).max()) > 1e-4

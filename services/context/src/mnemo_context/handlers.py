@@ -64,7 +64,7 @@ class ContextService:
         """Observation ids nearest ``query`` in ``scopes``, best first; None without an index."""
         if self._memory is None or not scopes:
             return None
-        vector = (await self._memory.embedder.embed([query]))[0]
+        vector = await self._memory.embedder.embed_query(query)
         filters = SearchFilters.of(session_id=session_id)
         searches = [
             self._memory.index.search(
@@ -230,7 +230,7 @@ class ContextService:
         """The nearest observations of one representation, as ids and cosine distances."""
         if self._memory is None:
             raise QueryError(503, "semantic search needs the vector index (set QDRANT_URL)")
-        vector = (await self._memory.embedder.embed([q.query]))[0]
+        vector = await self._memory.embedder.embed_query(q.query)
         hits = await self._memory.index.search(
             vector, Scope(ws, q.observer, q.observed), limit=q.top_k,
             filters=SearchFilters.of(levels=q.levels, session_id=q.session_id),

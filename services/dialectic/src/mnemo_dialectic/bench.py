@@ -77,13 +77,13 @@ async def bench_prefetch(
     limit: int = 12,
 ) -> dict[str, float]:
     """Latency of the dialectic's prefetch (embed + scoped search), in milliseconds."""
-    await memory.embedder.embed(["warm up"])
+    await memory.embedder.embed_query("warm up")
     embed_ms: list[float] = []
     total_ms: list[float] = []
     for _ in range(rounds):
         for q in questions:
             t0 = time.perf_counter()
-            vector = (await memory.embedder.embed([q]))[0]
+            vector = await memory.embedder.embed_query(q)
             t1 = time.perf_counter()
             await memory.index.search(
                 vector, scope, limit=limit, filters=SearchFilters.of(), max_distance=0.9

@@ -10,7 +10,7 @@ from mnemo_runtime.embeddings.fake import FakeEmbedder
 from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
 from mnemo_runtime.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 from mnemo_runtime.embeddings.openai_compat import OpenAICompatEmbedder
-from mnemo_runtime.embeddings.ports import Embedder, EmbeddingError, Vectors
+from mnemo_runtime.embeddings.ports import Embedder, EmbeddingError, Vector, Vectors
 
 __all__ = [
     "EMBEDDER_KINDS",
@@ -22,6 +22,7 @@ __all__ = [
     "MiniLMEmbedder",
     "OnnxMiniLMEmbedder",
     "OpenAICompatEmbedder",
+    "Vector",
     "Vectors",
     "build_embedder",
 ]

@@ -115,11 +115,11 @@ async def bench_query_latency(embedder: Embedder, samples: int = 200) -> Latency
     rng = random.Random(11)
     queries = [rng.choice(_QUESTIONS).format(p=rng.choice(_PEOPLE)) for _ in range(samples)]
     for query in queries[:5]:
-        await embedder.embed([query])
+        await embedder.embed_query(query)
     took: list[float] = []
     for query in queries:
         started = time.perf_counter()
-        await embedder.embed([query])
+        await embedder.embed_query(query)
         took.append((time.perf_counter() - started) * 1000)
     cuts = statistics.quantiles(took, n=100)
     return LatencyReport(p50_ms=cuts[49], p99_ms=cuts[98], samples=samples)

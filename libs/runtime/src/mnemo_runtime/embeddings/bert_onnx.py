@@ -8,6 +8,11 @@ Only standard ONNX operators are used; onnxruntime's optimiser fuses what it can
 transposes, Gemm with bias) and picks its kernels. Measured on two AVX2 cores, the
 com.microsoft fused operators (Attention, SkipLayerNormalization, BiasGelu,
 EmbedLayerNormalization) were no faster here, and are not used.
+
+With ``quantize``, every projection's weights are int8 (symmetric, one scale per output
+column) and run as com.microsoft DynamicQuantizeMatMul, which quantizes its input per call.
+The weights shrink from 42 MB to 11 MB, small enough to stay in the CPU's cache between calls:
+a short text (a search query), whose cost is streaming the weights, embeds about twice as fast.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 # Constants at least this large stay out of the protobuf (see BertGraph.weights); shapes,
 # axes and scalars stay inline, where onnxruntime's shape inference can read them.
 _EXTERNAL_BYTES = 4096
+_EXTERNAL_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int8): TensorProto.INT8}
+# Where onnxruntime's contrib operators (DynamicQuantizeMatMul) live.
+MS_DOMAIN = "com.microsoft"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +58,7 @@ class BertGraph:
     """
 
     model: onnx.ModelProto
-    weights: dict[str, npt.NDArray[np.float32]]
+    weights: dict[str, npt.NDArray[np.generic]]
 
 
 @dataclass
@@ -60,16 +68,22 @@ class _Graph:
     checkpoint: Mapping[str, npt.NDArray[np.generic]]
     nodes: list[onnx.NodeProto] = field(default_factory=list)
     initializers: list[onnx.TensorProto] = field(default_factory=list)
-    external: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
+    quantize: bool = False
+    external: dict[str, npt.NDArray[np.generic]] = field(default_factory=dict)
+    # Each LayerNormalization's output name -> its gamma and beta.
+    norms: dict[str, tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = field(
+        default_factory=dict
+    )
 
     def const(self, name: str, value: npt.ArrayLike, dtype: type[np.generic] = np.float32) -> str:
         """Add a constant tensor; returns its name."""
         # np.array keeps 0-d scalars 0-d (ascontiguousarray would make them 1-d).
         array = np.array(value, dtype=dtype, copy=None, order="C")
-        if array.nbytes < _EXTERNAL_BYTES or array.dtype != np.float32:
+        if array.nbytes < _EXTERNAL_BYTES or array.dtype not in _EXTERNAL_TYPES:
             self.initializers.append(numpy_helper.from_array(array, name))
             return name
-        tensor = onnx.TensorProto(name=name, data_type=TensorProto.FLOAT, dims=array.shape)
+        data_type = _EXTERNAL_TYPES[array.dtype]
+        tensor = onnx.TensorProto(name=name, data_type=data_type, dims=array.shape)
         tensor.data_location = TensorProto.EXTERNAL
         tensor.external_data.add(key="location", value="weights")
         self.initializers.append(tensor)
@@ -80,25 +94,27 @@ class _Graph:
         """A checkpoint tensor as float32."""
         return np.asarray(self.checkpoint[key], dtype=np.float32)
 
-    def op(self, op_type: str, *inputs: str, **attrs: int | float | list[int]) -> str:
+    def op(
+        self, op_type: str, *inputs: str, domain: str = "", **attrs: int | float | list[int]
+    ) -> str:
         """Add a node with one output; returns the output's name."""
         output = f"{op_type.lower()}_{len(self.nodes)}"
-        node = helper.make_node(op_type, list(inputs), [output])
+        node = helper.make_node(op_type, list(inputs), [output], domain=domain or None)
         node.attribute.extend(helper.make_attribute(key, value) for key, value in attrs.items())
         self.nodes.append(node)
         return output
 
 
 def build_bert_graph(
-    config: BertConfig, checkpoint: Mapping[str, npt.NDArray[np.generic]]
+    config: BertConfig, checkpoint: Mapping[str, npt.NDArray[np.generic]], quantize: bool = False
 ) -> BertGraph:
     """Word embeddings (batch, seq, hidden) and mask -> mean-pooled hidden states (batch, hidden).
 
     The first input holds the rows of WORD_EMBEDDINGS for the token ids; attention_mask is
     int64 (batch, seq). Pooled rows are not normalised. Padding must be on the right, as the
-    positions of real tokens are taken to start at 0.
+    positions of real tokens are taken to start at 0. ``quantize``: int8 projection weights.
     """
-    g = _Graph(checkpoint)
+    g = _Graph(checkpoint, quantize=quantize)
     hidden = config.hidden
     head_dim = hidden // config.heads
     # (batch, seq) and the shapes derived from it, computed once for all layers.
@@ -149,9 +165,10 @@ def build_bert_graph(
         [helper.make_tensor_value_info(POOLED, TensorProto.FLOAT, ["batch", hidden])],
         g.initializers,
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION
-    )
+    opsets = [helper.make_opsetid("", OPSET)]
+    if quantize:
+        opsets.append(helper.make_opsetid(MS_DOMAIN, 1))
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION)
     return BertGraph(model, g.external)
 
 
@@ -165,7 +182,7 @@ def _attention(
     scales = {"query": scale, "key": np.float32(1.0), "value": np.float32(1.0)}
     w = np.concatenate([g.weight(f"{att}{name}.weight") * s for name, s in scales.items()])
     b = np.concatenate([g.weight(f"{att}{name}.bias") * s for name, s in scales.items()])
-    qkv = g.op("Gemm", x, g.const(att + "qkv.weight", w), g.const(att + "qkv.bias", b), transB=1)
+    qkv = _project(g, x, att + "qkv", w, b)
     # (batch, seq, 3, heads, dim) -> (3, batch, heads, seq, dim), then one slice per projection.
     qkv = g.op("Transpose", g.op("Reshape", qkv, heads_shape), perm=[2, 0, 3, 1, 4])
     q, k, v = (
@@ -187,12 +204,47 @@ def _feed_forward(g: _Graph, x: str, prefix: str, eps: float) -> str:
 
 
 def _dense(g: _Graph, x: str, name: str) -> str:
-    # The checkpoint stores (out, in); Gemm reads it transposed, no copy needed.
-    weight = g.const(name + ".weight", g.weight(name + ".weight"))
-    return g.op("Gemm", x, weight, g.const(name + ".bias", g.weight(name + ".bias")), transB=1)
+    return _project(g, x, name, g.weight(name + ".weight"), g.weight(name + ".bias"))
+
+
+def _project(
+    g: _Graph, x: str, name: str, weight: npt.NDArray[np.float32], bias: npt.NDArray[np.float32]
+) -> str:
+    """x @ weight.T + bias, for a weight stored (out, in) as checkpoints do."""
+    b = g.const(name + ".bias", bias)
+    if not g.quantize:
+        # Gemm reads the weight transposed, no copy needed.
+        return g.op("Gemm", x, g.const(name + ".weight", weight), b, transB=1)
+    if x in g.norms:
+        # The input is quantized per call with one scale for all its channels, and a few
+        # channels of a layer norm's output are far larger than the rest: moved into the
+        # weights (SmoothQuant, alpha 0.5, with |gamma| + |beta| standing for each channel's
+        # size), they no longer crush the others' resolution. Cosine to the full-precision
+        # vector of a one-word text: 0.969 -> 0.975; of a sentence: 0.99.
+        gamma, beta = g.norms[x]
+        size = np.abs(gamma) + np.abs(beta)
+        smooth = np.sqrt(size / np.maximum(np.abs(weight).max(axis=0), np.float32(1e-12)))
+        smooth = (smooth / np.exp(np.log(smooth).mean())).astype(np.float32)
+        x = g.op("Mul", x, g.const(name + ".smooth", np.float32(1) / smooth))
+        weight = weight * smooth
+    # Symmetric int8, one scale per output column: zero points are 0.
+    columns = np.ascontiguousarray(weight.T)
+    scale = np.maximum(np.abs(columns).max(axis=0), np.float32(1e-12)) / np.float32(127)
+    q = np.clip(np.rint(columns / scale), -127, 127).astype(np.int8)
+    return g.op(
+        "DynamicQuantizeMatMul",
+        x,
+        g.const(name + ".weight_int8", q, np.int8),
+        g.const(name + ".weight_scale", scale),
+        g.const(name + ".weight_zero", np.zeros(scale.shape, np.int8), np.int8),
+        b,
+        domain=MS_DOMAIN,
+    )
 
 
 def _layer_norm(g: _Graph, x: str, name: str, eps: float) -> str:
     gamma = g.const(name + ".weight", g.weight(name + ".weight"))
     beta = g.const(name + ".bias", g.weight(name + ".bias"))
-    return g.op("LayerNormalization", x, gamma, beta, axis=-1, epsilon=eps)
+    out = g.op("LayerNormalization", x, gamma, beta, axis=-1, epsilon=eps)
+    g.norms[out] = (g.weight(name + ".weight"), g.weight(name + ".bias"))
+    return out

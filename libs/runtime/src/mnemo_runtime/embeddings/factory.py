@@ -32,10 +32,12 @@ def build_embedder(
     model_dir: Path | None = None,
     workers: int | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    query_int8: bool | None = None,
 ) -> Embedder:
     """An embedder of the given kind; options that kind does not use must be left unset.
 
-    ``workers`` is how many cores a local embedder may use (default 1).
+    ``workers`` is how many cores a local embedder may use (default 1). ``query_int8``
+    (minilm only, default true): search queries go through int8 weights, about twice as fast.
     """
     if kind in LOCAL_EMBEDDER_KINDS:
         _reject(kind, model=model, dimension=dimension, base_url=base_url, api_key=api_key)
@@ -44,13 +46,18 @@ def build_embedder(
         if kind == "minilm":
             # Several batches run one per core; a single batch (a query) spreads over the cores.
             return OnnxMiniLMEmbedder(
-                model_dir, batch_size=batch_size or 16, workers=cores, threads=cores
+                model_dir,
+                batch_size=batch_size or 16,
+                workers=cores,
+                threads=cores,
+                query_int8=query_int8 is not False,
             )
+        _reject(kind, query_int8=query_int8)
         return MiniLMEmbedder(model_dir, batch_size=batch_size or 32, workers=cores)
     if kind == "openai":
         if base_url is None or model is None or dimension is None:
             raise ValueError("an 'openai' embedder needs base_url, model and dimension")
-        _reject(kind, model_dir=model_dir, workers=workers)
+        _reject(kind, model_dir=model_dir, workers=workers, query_int8=query_int8)
         return OpenAICompatEmbedder(
             base_url=base_url,
             model=model,
@@ -62,6 +69,7 @@ def build_embedder(
     if kind == "fake":
         _reject(kind, base_url=base_url, api_key=api_key, batch_size=batch_size)
         _reject(kind, model_dir=model_dir, workers=workers, transport=transport)
+        _reject(kind, query_int8=query_int8)
         return FakeEmbedder(dimension or 256, model or "fake-hashed-bow")
     raise ValueError(f"unknown embedder kind {kind!r}; expected one of {EMBEDDER_KINDS}")
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mnemo_runtime.embeddings.ports import Vectors, empty_vectors, l2_normalise
+from mnemo_runtime.embeddings.ports import Vector, Vectors, empty_vectors, l2_normalise
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Texts with no words still need a unit vector; they all share this bucket.
@@ -40,6 +40,12 @@ class FakeEmbedder:
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts; cheap enough to run on the event loop."""
         return self.embed_sync(texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        """The text's row of ``embed``."""
+        vectors = await self.embed([text])
+        vector: Vector = vectors[0]
+        return vector
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed texts on the calling thread."""

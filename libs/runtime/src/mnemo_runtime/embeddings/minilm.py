@@ -17,7 +17,7 @@ from mnemo_runtime.embeddings.batching import (
     run_batches,
 )
 from mnemo_runtime.embeddings.bert import BertEncoder
-from mnemo_runtime.embeddings.ports import Vectors, empty_vectors, l2_normalise
+from mnemo_runtime.embeddings.ports import Vector, Vectors, empty_vectors, l2_normalise
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -74,6 +74,12 @@ class MiniLMEmbedder:
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed in a worker thread; numpy releases the GIL, so the event loop keeps running."""
         return await asyncio.to_thread(self.embed_sync, texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        """The text's row of ``embed``."""
+        vectors = await self.embed([text])
+        vector: Vector = vectors[0]
+        return vector
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed texts on the calling thread, plus worker threads if configured."""

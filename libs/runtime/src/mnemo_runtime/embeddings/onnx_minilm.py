@@ -26,7 +26,7 @@ from mnemo_runtime.embeddings.bert_onnx import (
     build_bert_graph,
 )
 from mnemo_runtime.embeddings.minilm import MODEL_NAME, bundled_model_dir
-from mnemo_runtime.embeddings.ports import Vectors, empty_vectors, l2_normalise
+from mnemo_runtime.embeddings.ports import Vector, Vectors, empty_vectors, l2_normalise
 
 # A single text up to this long is embedded without leaving the event loop's thread.
 INLINE_CHARS = 400
@@ -45,6 +45,14 @@ class OnnxMiniLMEmbedder:
     intra-op threads instead, which cut its latency by about a quarter. The two ways need
     two onnxruntime sessions, each with its own copy of the encoder weights (about 60 MB);
     with ``threads`` = 1 or ``workers`` = 1 there is only one.
+
+    ``embed_query`` runs a third session whose projection weights are int8 (``query_int8``,
+    see bert_onnx), on ``threads`` threads: a search query embeds about twice as fast, because
+    11 MB of weights stay in the CPU's cache where 42 MB did not. Its vectors keep a cosine of
+    0.99 to ``embed``'s for sentences (0.975 for one word); stored texts always go through
+    ``embed``. On LoCoMo's questions against their conversations (997 questions), recall of
+    the evidence turns with int8 query vectors was 0.472 at 10 and 0.379 at 5, against 0.474
+    and 0.375 with full-precision ones.
     """
 
     def __init__(
@@ -55,6 +63,7 @@ class OnnxMiniLMEmbedder:
         workers: int = 1,
         threads: int = 1,
         max_tokens: int | None = None,
+        query_int8: bool = True,
     ) -> None:
         if batch_size < 1 or workers < 1 or threads < 1:
             raise ValueError("batch_size, workers and threads must be at least 1")
@@ -72,6 +81,9 @@ class OnnxMiniLMEmbedder:
         graph = build_bert_graph(config, checkpoint)
         self._single = _session(graph, threads)
         self._parallel = _session(graph, 1) if workers > 1 and threads > 1 else self._single
+        self._query = self._single
+        if query_int8:
+            self._query = _session(build_bert_graph(config, checkpoint, quantize=True), threads)
 
     @property
     def model_name(self) -> str:
@@ -93,6 +105,20 @@ class OnnxMiniLMEmbedder:
         if len(texts) == 1 and len(texts[0]) <= INLINE_CHARS:
             return self.embed_sync(texts)
         return await asyncio.to_thread(self.embed_sync, texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        """A search query's vector, from the int8 session; on the calling thread when short."""
+        if len(text) <= INLINE_CHARS:
+            return self.embed_query_sync(text)
+        return await asyncio.to_thread(self.embed_query_sync, text)
+
+    def embed_query_sync(self, text: str) -> Vector:
+        """embed_query on the calling thread."""
+        (batch,) = self._batcher.batches([text], 1)
+        feeds = {TOKEN_EMBEDDINGS: self._words[batch.ids], ATTENTION_MASK: batch.mask}
+        (pooled,) = self._query.run(None, feeds)
+        vector: Vector = l2_normalise(pooled)[0]
+        return vector
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed texts on the calling thread, plus worker threads if configured."""

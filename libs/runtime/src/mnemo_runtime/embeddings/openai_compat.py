@@ -12,7 +12,13 @@ import httpx
 import numpy as np
 from pydantic import SecretStr
 
-from mnemo_runtime.embeddings.ports import EmbeddingError, Vectors, empty_vectors, l2_normalise
+from mnemo_runtime.embeddings.ports import (
+    EmbeddingError,
+    Vector,
+    Vectors,
+    empty_vectors,
+    l2_normalise,
+)
 
 # 429 is rate limiting; 5xx covers overloaded or restarting servers. Other 4xx will fail the
 # same way again, so they are raised at once.
@@ -81,6 +87,12 @@ class OpenAICompatEmbedder:
             for start in range(0, len(texts), self._batch_size)
         ]
         return l2_normalise(np.concatenate(parts))
+
+    async def embed_query(self, text: str) -> Vector:
+        """The text's row of ``embed``."""
+        vectors = await self.embed([text])
+        vector: Vector = vectors[0]
+        return vector
 
     async def aclose(self) -> None:
         """Close the underlying connection pool."""

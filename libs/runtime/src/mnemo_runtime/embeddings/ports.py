@@ -10,6 +10,8 @@ import numpy.typing as npt
 
 Vectors: TypeAlias = npt.NDArray[np.float32]
 """A (n, dimension) float32 array whose rows have unit L2 norm."""
+Vector: TypeAlias = npt.NDArray[np.float32]
+"""A (dimension,) float32 array of unit L2 norm."""
 
 
 class EmbeddingError(RuntimeError):
@@ -35,6 +37,14 @@ class Embedder(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed texts in order: shape (len(texts), dimension), float32, rows L2-normalised."""
+        ...
+
+    async def embed_query(self, text: str) -> Vector:
+        """A search query's vector, compared against vectors from ``embed``.
+
+        An implementation may trade a little precision for latency here, where a caller waits
+        on the result: the vector must stay within a cosine of 0.97 of ``embed([text])[0]``.
+        """
         ...
 
 

@@ -77,7 +77,7 @@ class PgScopeReader:
         """Nearest observations by embedding; by text rank when no index is wired."""
         if self._memory is None:
             return await self._text_search(scope, text, limit, levels, session_id)
-        vector = (await self._memory.embedder.embed([text]))[0]
+        vector = await self._memory.embedder.embed_query(text)
         hits = await self._memory.index.search(
             vector, scope, limit=limit, filters=SearchFilters.of(levels, session_id),
             max_distance=max_distance,

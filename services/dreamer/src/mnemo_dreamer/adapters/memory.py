@@ -53,7 +53,7 @@ class PgMemory:
     ) -> list[Observation]:
         if self._adapters is None:
             return await self._keyword(scope, query, limit, levels)
-        [vector] = await self._adapters.embedder.embed([query])
+        vector = await self._adapters.embedder.embed_query(query)
         filters = SearchFilters.of(levels=cast(list[Level], list(levels))) if levels else None
         hits = await self._adapters.index.search(vector, scope, limit=limit, filters=filters)
         return await self.get(scope, [h.id for h in hits])
