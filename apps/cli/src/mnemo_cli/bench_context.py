@@ -11,7 +11,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -136,17 +136,32 @@ def _percentiles(latencies: Sequence[float]) -> dict[str, float]:
 
 
 async def _time(
-    service: ContextService, ws: str, query: ContextQuery, samples: int
-) -> dict[str, Any]:
+    service: ContextService, spaces: Mapping[int, str], query: ContextQuery, samples: int
+) -> dict[int, dict[str, Any]]:
+    """Each size's figures, its calls interleaved with the other sizes' calls.
+
+    Interleaving puts every size under the same machine conditions: timed one after the other,
+    a drift in the machine's speed between the runs (often 20-40% on a shared host) would show
+    as growth with history.
+    """
     for _ in range(10):
-        await service.context(ws, query)
-    latencies, tokens, messages = [], 0, 0
+        for ws in spaces.values():
+            await service.context(ws, query)
+    latencies: dict[int, list[float]] = {n: [] for n in spaces}
+    last: dict[int, Any] = {}
     for _ in range(samples):
-        started = time.perf_counter()
-        reply = await service.context(ws, query)
-        latencies.append(time.perf_counter() - started)
-        tokens, messages = reply.tokens, len(reply.messages)
-    return {**_percentiles(latencies), "tokens": tokens, "messages": messages}
+        for n, ws in spaces.items():
+            started = time.perf_counter()
+            last[n] = await service.context(ws, query)
+            latencies[n].append(time.perf_counter() - started)
+    return {
+        n: {
+            **_percentiles(latencies[n]),
+            "tokens": last[n].tokens,
+            "messages": len(last[n].messages),
+        }
+        for n in spaces
+    }
 
 
 async def _embedding(embedder: Embedder, samples: int) -> dict[str, float]:
@@ -154,7 +169,7 @@ async def _embedding(embedder: Embedder, samples: int) -> dict[str, float]:
     latencies = []
     for _ in range(samples):
         started = time.perf_counter()
-        await embedder.embed([SEARCH])
+        await embedder.embed_query(SEARCH)
         latencies.append(time.perf_counter() - started)
     return _percentiles(latencies)
 
@@ -199,19 +214,20 @@ async def bench_get_context(
             await index.ensure(embedder.dimension, embedder.model_name)
             service = await build_service(pool, MemoryAdapters(embedder, index))
             try:
+                spaces: dict[int, str] = {}
                 for n in sizes:
-                    ws = f"bench-ctx-{uuid.uuid4().hex[:8]}"
-                    await _fill(pool, index, embedder, ws, n)
-                    if optimize:
-                        await index.optimize()
-                    # As a service process does once started: what is loaded for good is
-                    # frozen, so full collections do not walk it (they stalled 1% of calls
-                    # by over 100 ms).
-                    settle_heap()
-                    results["sizes"][n] = {
-                        case: await _time(service, ws, query, samples)
-                        for case, query in CASES.items()
-                    }
+                    spaces[n] = f"bench-ctx-{uuid.uuid4().hex[:8]}"
+                    await _fill(pool, index, embedder, spaces[n], n)
+                if optimize:
+                    await index.optimize()
+                # As a service process does once started: what is loaded for good is frozen,
+                # so full collections do not walk it (they stalled 1% of calls by over 100 ms).
+                settle_heap()
+                timed = {
+                    case: await _time(service, spaces, query, samples)
+                    for case, query in CASES.items()
+                }
+                results["sizes"] = {n: {case: timed[case][n] for case in CASES} for n in sizes}
             finally:
                 await index.close()
     finally:
