@@ -55,8 +55,16 @@ async def test_window_page_follows_the_packing_rule(fresh_database, workspace):
             after = rng.choice([0, *seqs[:100]])
             before = rng.choice([None, *seqs[100:]])
             cases.append((after, before, rng.randint(1, 120), rng.randint(0, 900)))
+        # Without summaries, the summarised bound is the session's start.
+        unbounded = await reads.window_page(workspace, "s", None, None, 80, 600)
+        assert unbounded.after_seq == 0
+        assert (
+            unbounded.messages
+            == (await reads.window_page(workspace, "s", 0, None, 80, 600)).messages
+        )
         for after, before, limit, budget in cases:
             got = await reads.window_page(workspace, "s", after, before, limit, budget)
+            assert got.after_seq == after
             taken, read = expected(sizes, after, before, limit, budget)
             case = (after, before, limit, budget)
             assert [m.id for m in got.messages] == [f"m{s}" for s in taken], case
@@ -67,5 +75,39 @@ async def test_window_page_follows_the_packing_rule(fresh_database, workspace):
             assert all(
                 m.session_id == "s" and m.content == m.id.replace("m", "#") for m in got.messages
             )
+    finally:
+        await pool.close()
+
+
+async def test_window_page_can_start_after_the_newest_summaries(fresh_database, workspace):
+    pool = await open_pool(fresh_database)
+    try:
+        async with pool.connection() as conn:
+            await create_tables(conn)
+            async with conn.cursor().copy(
+                "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
+                " created_at) FROM STDIN"
+            ) as copy:
+                for s in range(1, 101):
+                    await copy.write_row((workspace, f"m{s}", "s", s, "p", f"#{s}", 2, START))
+            # History: only each type's newest summary counts; the older of those two bounds.
+            for kind, seq, covers in (("short", 1, 90), ("short", 2, 95), ("long", 1, 20),
+                                      ("long", 2, 70), ("short", 1, 99)):  # fmt: skip
+                await conn.execute(
+                    "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
+                    " message_id, message_seq, messages_covered, token_count, created_at)"
+                    " VALUES (%s, %s, %s, %s, 'x', %s, %s, %s, 1, now())",
+                    (workspace, "other" if covers == 99 else "s", kind, seq, f"m{covers}",
+                     covers, covers),
+                )  # fmt: skip
+        reads = PostgresReads(pool)
+        for limit, budget in ((100, 1000), (10, 1000), (100, 11)):
+            got = await reads.window_page(workspace, "s", None, None, limit, budget)
+            assert got.after_seq == 70
+            fixed = await reads.window_page(workspace, "s", 70, None, limit, budget)
+            assert (got.messages, got.seqs, got.read, got.tokens) == (
+                fixed.messages, fixed.seqs, fixed.read, fixed.tokens,
+            )  # fmt: skip
+        assert [m.id for m in got.messages] == [f"m{s}" for s in range(96, 101)]
     finally:
         await pool.close()

@@ -53,11 +53,13 @@ class FakeReads:
         self,
         ws: str,
         session_id: str,
-        after_seq: int,
+        after_seq: int | None,
         before_seq: int | None,
         limit: int,
         budget: int,
     ) -> WindowPage:
+        if after_seq is None:
+            after_seq = min((s.message_seq for s in self.summaries.values()), default=0)
         page = [
             (seq, m)
             for seq, m in reversed(self.messages)
@@ -73,6 +75,7 @@ class FakeReads:
             first_seq=taken[-1][0] if taken else None,
             tokens=budget - window.left,
             read=len(page),
+            after_seq=after_seq,
         )
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
@@ -194,16 +197,17 @@ async def test_a_window_cut_from_an_earlier_wider_page_is_the_window_read_afresh
         reads.messages = [message(i, rng.choice([0, 1, 5, 12, 40])) for i in range(1, 201)]
         service = ContextService(reads, None)
         wide_after, wide_budget = rng.randint(0, 120), rng.randint(0, 3000)
-        after = rng.randint(wide_after, 200)
+        after = rng.randint(0, 200)
         budget = rng.randint(0, wide_budget)
         page = await reads.window_page(
             "w", "s", wide_after, None, page_size(wide_budget), wide_budget
         )
         cut = within(page, after, budget)
         fresh = await service._recent("w", "s", after, budget)
-        if cut is None:  # only when every message the page asked for fitted
-            assert len(page.messages) == page.read == page_size(wide_budget)
+        if cut is None:  # only when older messages were not read, or might have fitted
+            assert after < wide_after or len(page.messages) == page.read == page_size(wide_budget)
         else:
+            assert after >= wide_after
             assert [m.id for m in cut] == [m.id for m in fresh]
 
 
@@ -222,3 +226,17 @@ async def test_a_context_with_a_slice_packs_the_same_messages_as_one_without():
         rep_tokens -= sliced.summary.token_count if sliced.summary else 0
         plain = await service.context("w", ContextQuery(session_id="s", tokens=tokens - rep_tokens))
         assert [m.id for m in sliced.messages] == [m.id for m in plain.messages], tokens
+
+
+async def test_with_a_slice_and_no_summary_that_fits_the_window_reaches_past_the_summaries():
+    # Summaries too large for 40% of the budget: none is chosen, so the window may reach
+    # back past what they cover.
+    reads = FakeReads(
+        300, {"short": summary("short", 3000, 280), "long": summary("long", 6000, 240)}
+    )
+    reads.observations[("alice", "bob")] = [Observation("o1", "explicit", "Bob is a nurse.")]
+    service = ContextService(reads, None)
+    query = ContextQuery(session_id="s", tokens=5000, peer_target="bob", peer_perspective="alice")
+    sliced = await service.context("w", query)
+    assert sliced.summary is None
+    assert [m.id for m in sliced.messages] == [f"m{i}" for i in range(1, 301)]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
 
 from mnemo_context.domain import (
     Observation,
@@ -16,7 +16,7 @@ from mnemo_context.domain import (
     render_representation,
     representation_tokens,
 )
-from mnemo_context.ports import Reads, StoredSummary, WindowPage
+from mnemo_context.ports import Reads, WindowPage
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.rpc import QueryError
 from mnemo_runtime.tokens import TokenCounter
@@ -34,6 +34,8 @@ from mnemo_schema.context_queries import (
     SearchQuery,
     SearchReply,
 )
+
+T = TypeVar("T")
 
 # Pages of message sizes: a budget's worth at a few tokens a message, within bounds.
 MIN_MESSAGE_TOKENS = 8
@@ -116,25 +118,28 @@ class ContextService:
         summaries_read = asyncio.ensure_future(
             self._reads.latest_summaries(ws, q.session_id) if q.summary else _nothing()
         )
-        slicing = q.observer is not None and q.peer_target is not None
-        # With a slice to find, the newest messages are read meanwhile too, for the whole budget
-        # and after the older summary's coverage: the window, once known, is the newest part of
-        # that page, so it costs no round trip after the slice.
+        # With a slice to find, the card and the newest messages are read meanwhile too: the
+        # messages for the whole budget, after the older summary's coverage (found by the same
+        # read). The window, once known, is the newest part of that page, so it costs no
+        # round trip after the slice.
         early: asyncio.Future[WindowPage] | None = None
-        if slicing:
-            early = asyncio.ensure_future(
-                self._early_window(ws, q.session_id, summaries_read, q.tokens)
+        card_read: asyncio.Future[list[str] | None] | None = None
+        if q.observer is not None and q.peer_target is not None:
+            after = None if q.summary else 0
+            early = _started(
+                self._reads.window_page(
+                    ws, q.session_id, after, None, page_size(q.tokens), q.tokens
+                )
             )
-            # If the summaries fail, this fails with them and is never awaited: mark it seen.
-            early.add_done_callback(lambda t: t.cancelled() or t.exception())
+            card_read = _started(self._reads.card(ws, q.observer, q.peer_target))
         try:
-            if q.observer is not None and q.peer_target is not None:
+            if q.observer is not None and q.peer_target is not None and card_read is not None:
                 want = q.slice
                 if q.limit_to_session:
                     want = want.model_copy(update={"session_id": q.session_id})
+                # Gathered, the slice's task runs after the reads above have been sent.
                 obs, card = await asyncio.gather(
-                    self.observations(ws, q.observer, q.peer_target, want),
-                    self._reads.card(ws, q.observer, q.peer_target),
+                    self.observations(ws, q.observer, q.peer_target, want), card_read
                 )
                 rep_text = render_representation(obs) or None
                 if rep_text is not None:
@@ -142,9 +147,9 @@ class ContextService:
             card_tokens = self._counter.count(render_card(card)) if card else None
             fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
         except BaseException:
-            summaries_read.cancel()
-            if early is not None:
-                early.cancel()
+            for read in (summaries_read, early, card_read):
+                if read is not None:
+                    read.cancel()
             raise
 
         summaries = await summaries_read
@@ -170,18 +175,6 @@ class ContextService:
             peer_card=card if fixed.card else None,
             tokens=used + summary_tokens + sum(m.token_count for m in messages),
         )
-
-    async def _early_window(
-        self,
-        ws: str,
-        session_id: str,
-        summaries_read: asyncio.Future[dict[str, StoredSummary]],
-        budget: int,
-    ) -> WindowPage:
-        """The newest messages after the older summary's coverage that fit the whole budget."""
-        summaries = await asyncio.shield(summaries_read)
-        after = min((s.message_seq for s in summaries.values()), default=0)
-        return await self._reads.window_page(ws, session_id, after, None, page_size(budget), budget)
 
     async def _recent(
         self, ws: str, session_id: str, after_seq: int, budget: int
@@ -248,12 +241,15 @@ def page_size(budget: int) -> int:
 
 def within(page: WindowPage, after_seq: int, budget: int) -> list[ContextMessage] | None:
     """The window (after ``after_seq``, up to ``budget``) cut from a page read with a budget
-    at least as large and a lower bound at most ``after_seq``; None if the page cannot tell.
+    at least as large; None if the page cannot tell.
 
     The page took the newest messages while they fit its budget, so the window is its newest
     messages while they fit this one. The page settles the window unless every message it
-    asked for fitted: then older ones might still fit, and only another page can say.
+    asked for fitted (older ones might still fit), or its lower bound is above ``after_seq``
+    (older ones were not read): then only another read can say.
     """
+    if after_seq < page.after_seq:
+        return None
     ran_out = len(page.messages) < page.read or page.read < page_size(page.budget)
     taken = 0
     left = budget
@@ -266,6 +262,14 @@ def within(page: WindowPage, after_seq: int, budget: int) -> list[ContextMessage
     if not ran_out:
         return None
     return page.messages[len(page.messages) - taken :]
+
+
+def _started(read: Awaitable[T]) -> asyncio.Future[T]:
+    """``read`` running as a task; an error it ends with counts as seen if it is never awaited
+    (the request failed first)."""
+    task = asyncio.ensure_future(read)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    return task
 
 
 async def _nothing() -> dict[str, Any]:

@@ -26,6 +26,8 @@ class WindowPage:
     """Tokens of the messages taken."""
     read: int
     """Messages the page held, taken or not: fewer than asked means the session ran out."""
+    after_seq: int
+    """The page's lower bound (exclusive), as resolved when it was read."""
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,17 @@ class Reads(Protocol):
         self,
         ws: str,
         session_id: str,
-        after_seq: int,
+        after_seq: int | None,
         before_seq: int | None,
         limit: int,
         budget: int,
     ) -> WindowPage:
         """Of the newest ``limit`` messages with after_seq < seq < before_seq, those taken newest
         first while their tokens add up to at most ``budget``; the first that does not fit
-        stops the taking. One round trip: sizes are summed where they are stored."""
+        stops the taking. One round trip: sizes are summed where they are stored.
+
+        ``after_seq`` None: the oldest coverage among the session's newest summary of each
+        type (0 without summaries), found in the same round trip."""
         ...
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:

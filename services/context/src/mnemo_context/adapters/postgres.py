@@ -18,6 +18,12 @@ MSG_COLS = (
     "workspace AS workspace_id, id, session_id, seq, peer_id, content, metadata, token_count,"
     " created_at"
 )
+# The oldest coverage among a session's newest summary of each type; 0 without summaries.
+_SUMMARIZED = (
+    "SELECT coalesce(min(message_seq), 0)::bigint AS after FROM (SELECT DISTINCT ON"
+    " (summary_type) message_seq FROM summaries WHERE workspace = %(ws)s AND session_id = %(sid)s"
+    " ORDER BY summary_type, seq DESC) AS newest"
+)
 MSG_JSON = ", ".join(
     f"'{key}', {column}"
     for key, column in (
@@ -85,7 +91,7 @@ class PostgresReads:
         self,
         ws: str,
         session_id: str,
-        after_seq: int,
+        after_seq: int | None,
         before_seq: int | None,
         limit: int,
         budget: int,
@@ -93,18 +99,21 @@ class PostgresReads:
         # The page's sizes come off the session index and are summed newest first; only the
         # messages that fit are read whole. Postgres renders them as one JSON array and
         # pydantic-core parses it, instead of decoding and validating row by row in Python.
-        # `after` goes in as a sub-select so that no plan is costed for its value: one generic
-        # plan then serves every session. Costed per value, a long session's plan looked cheap
-        # enough that Postgres re-planned it on every call (0.4 ms, a third of the read).
+        # `after` is a sub-select, so no plan is costed for its value: one generic plan then
+        # serves every session. Costed per value, a long session's plan looked cheap enough
+        # that Postgres re-planned it on every call (0.4 ms, a third of the read).
+        bound = _SUMMARIZED if after_seq is None else "SELECT %(after)s::bigint AS after"
         upper = "" if before_seq is None else " AND seq < %(before)s"
         rows = await self._all(
-            "WITH page AS (SELECT seq, token_count FROM messages"
-            " WHERE workspace = %(ws)s AND session_id = %(sid)s AND seq > (SELECT %(after)s::bigint)"
-            f"{upper} ORDER BY seq DESC LIMIT %(limit)s),"
+            f"WITH bound AS ({bound}),"
+            " page AS (SELECT seq, token_count FROM messages"
+            " WHERE workspace = %(ws)s AND session_id = %(sid)s"
+            f" AND seq > (SELECT after FROM bound){upper} ORDER BY seq DESC LIMIT %(limit)s),"
             " running AS (SELECT seq, sum(token_count) OVER (ORDER BY seq DESC) AS used FROM page),"
             " taken AS (SELECT min(seq) AS lo, max(seq) AS hi, coalesce(max(used), 0) AS used"
             " FROM running WHERE used <= %(budget)s)"
             " SELECT (SELECT count(*) FROM page) AS read, lo, used,"
+            " (SELECT after FROM bound) AS after,"
             " (SELECT coalesce(array_agg(seq ORDER BY seq), '{}') FROM running"
             " WHERE used <= %(budget)s) AS seqs,"
             f" (SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
@@ -121,6 +130,7 @@ class PostgresReads:
             first_seq=row["lo"],
             tokens=int(row["used"]),
             read=int(row["read"]),
+            after_seq=int(row["after"]),
         )
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
