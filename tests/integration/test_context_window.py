@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 from itertools import takewhile
+from typing import Any
 
 from mnemo_context.adapters.postgres import PostgresReads
 from mnemo_context.domain import MessageWindow
@@ -29,6 +30,17 @@ def expected(
     return sorted(taken), len(page)
 
 
+async def load_messages(conn: Any, rows: list[tuple[Any, ...]]) -> None:
+    """The tables, and ``rows`` of (workspace, id, session, seq, peer, content, tokens, at)."""
+    await create_tables(conn)
+    async with conn.cursor().copy(
+        "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
+        " created_at) FROM STDIN"
+    ) as copy:
+        for row in rows:
+            await copy.write_row(row)
+
+
 async def test_window_page_follows_the_packing_rule(fresh_database, workspace):
     rng = random.Random(7)
     # Sizes from 0 to 60 tokens, with gaps in seq (deleted or other sessions' messages).
@@ -37,17 +49,13 @@ async def test_window_page_follows_the_packing_rule(fresh_database, workspace):
     pool = await open_pool(fresh_database)
     try:
         async with pool.connection() as conn:
-            await create_tables(conn)
-            async with conn.cursor().copy(
-                "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
-                " created_at) FROM STDIN"
-            ) as copy:
-                for s in seqs:
-                    when = START + timedelta(seconds=s)
-                    await copy.write_row((workspace, f"m{s}", "s", s, "p", f"#{s}", sizes[s], when))
-                # The same seqs in another session: never part of this session's window.
-                for s in seqs:
-                    await copy.write_row((workspace, f"o{s}", "other", s, "p", "x", 1, START))
+            rows = [
+                (workspace, f"m{s}", "s", s, "p", f"#{s}", sizes[s], START + timedelta(seconds=s))
+                for s in seqs
+            ]
+            # The same seqs in another session: never part of this session's window.
+            rows += [(workspace, f"o{s}", "other", s, "p", "x", 1, START) for s in seqs]
+            await load_messages(conn, rows)
         reads = PostgresReads(pool)
         cases = [(0, None, 1000, 100_000), (0, None, 10, 100_000), (0, None, 1000, 0)]
         cases += [(after, None, 50, 500) for after in (0, 150, 398, 399)]
@@ -83,13 +91,9 @@ async def test_window_page_can_start_after_the_newest_summaries(fresh_database, 
     pool = await open_pool(fresh_database)
     try:
         async with pool.connection() as conn:
-            await create_tables(conn)
-            async with conn.cursor().copy(
-                "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
-                " created_at) FROM STDIN"
-            ) as copy:
-                for s in range(1, 101):
-                    await copy.write_row((workspace, f"m{s}", "s", s, "p", f"#{s}", 2, START))
+            await load_messages(
+                conn, [(workspace, f"m{s}", "s", s, "p", f"#{s}", 2, START) for s in range(1, 101)]
+            )
             # History: only each type's newest summary counts; the older of those two bounds.
             for kind, seq, covers in (("short", 1, 90), ("short", 2, 95), ("long", 1, 20),
                                       ("long", 2, 70), ("short", 1, 99)):  # fmt: skip
