@@ -1,10 +1,11 @@
 """``mnemo up`` / ``down`` / ``status``: the embedded default stack on this machine.
 
 NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then Mnemo
-is started detached, as three processes: ``api`` (gateway and ingest), ``projector`` (the entity
-and message tables) and ``memory`` (the memory projection with the embedded vector index,
-deriver, summarizer, dreamer, context, dialectic). The write path thus spreads over the cores,
-and forming memories, at a lower CPU priority, never slows the acknowledgement of writes. With MNEMO_COMPONENTS set, one process runs exactly those components
+is started detached, as four processes: ``gateway``, ``ingest``, ``projector`` (the entity and
+message tables) and ``memory`` (the memory projection with the embedded vector index, deriver,
+summarizer, dreamer, context, dialectic). The write path thus spreads over the cores, and
+forming memories runs at a lower CPU priority. With MNEMO_COMPONENTS set, one process runs
+exactly those components
 (``mnemo serve``'s all-in-one mode when it names them all). Every PID lives under
 ``$MNEMO_STATE_DIR/run``, every log under ``$MNEMO_STATE_DIR/logs``.
 """
@@ -29,7 +30,8 @@ def _port(name: str, default: int) -> int:
 
 # Process name -> the environment that picks its components.
 SPLIT: dict[str, dict[str, str]] = {
-    "api": {"MNEMO_COMPONENTS": "gateway,ingest"},
+    "gateway": {"MNEMO_COMPONENTS": "gateway"},
+    "ingest": {"MNEMO_COMPONENTS": "ingest"},
     "projector": {"MNEMO_COMPONENTS": "projector", "MNEMO_PROJECTOR_MEMORY": "false"},
     "memory": {
         "MNEMO_COMPONENTS": "projector,deriver,summarizer,dreamer,context,dialectic",
@@ -61,8 +63,10 @@ def _paths(state: Path) -> tuple[LocalNats, LocalPostgres, Path]:
 
 
 def pidfiles(run: Path) -> dict[str, Path]:
-    """Every Mnemo process ``up`` may have started, whichever layout it used."""
-    return {name: run / f"{name}.pid" for name in ("mnemo", *SPLIT)}
+    """Every Mnemo process ``up`` may have started, whichever layout it used (that of an
+    earlier version included)."""
+    named = {name: run / f"{name}.pid" for name in ("mnemo", *SPLIT)}
+    return named | {p.stem: p for p in sorted(run.glob("*.pid"))}
 
 
 def running(settings: InfraSettings) -> bool:
