@@ -31,7 +31,7 @@ Statement = tuple[str, tuple[Any, ...]]
 
 # Messages go in as one JSON array per statement: Postgres parses it in C, where array
 # parameters were dumped element by element in Python (measured: 15% of the write path's CPU).
-_INSERT_MESSAGES = """
+_INSERT_MESSAGES_WHERE = """
 INSERT INTO messages (workspace, id, session_id, seq, peer_id, content, metadata, token_count,
                       created_at, representations)
 SELECT workspace, id, session_id, seq, peer_id, content, metadata, token_count, created_at,
@@ -39,8 +39,12 @@ SELECT workspace, id, session_id, seq, peer_id, content, metadata, token_count, 
 FROM json_to_recordset(%s::json) AS m(workspace text, id text, session_id text, seq bigint,
      peer_id text, content text, metadata jsonb, token_count integer, created_at timestamptz,
      representations jsonb)
+WHERE {condition}
 ON CONFLICT (workspace, id) DO NOTHING
 """
+_INSERT_MESSAGES = _INSERT_MESSAGES_WHERE.format(condition="true")
+# The same insert as the effect of a guarded statement: rows only while ``pos`` has one.
+GUARDED_INSERT_MESSAGES = _INSERT_MESSAGES_WHERE.format(condition="EXISTS (SELECT 1 FROM pos)")
 
 
 def _cfg(model: Any) -> Jsonb:
@@ -177,6 +181,19 @@ END $$ LANGUAGE plpgsql;
 async def _insert_messages(cur: Any, records: list[dict[str, Any]]) -> None:
     # One statement per run of consecutive messages: a round trip per batch, not per message.
     await cur.execute(_INSERT_MESSAGES, (messages_json(records),))
+
+
+def messages_only(batch: Sequence[tuple[int, Event]]) -> Statement | None:
+    """A batch of nothing but posted messages as one guarded insert (see the runner's
+    ``Projection.guarded``); None if it holds anything else."""
+    records: list[dict[str, Any]] = []
+    for seq, event in batch:
+        if not isinstance(event, MessagePosted):
+            return None
+        records.append(message_record(seq, event))
+    if not records:
+        return None
+    return (GUARDED_INSERT_MESSAGES, (messages_json(records),))
 
 
 async def apply_batch(conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:

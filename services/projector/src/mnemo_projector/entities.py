@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from psycopg import AsyncConnection
 
-from mnemo_projector.domain import apply_batch
+from mnemo_projector.domain import Statement, apply_batch, messages_only
 from mnemo_projector.tables import PROJECTION, create_tables
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
@@ -25,6 +25,10 @@ class EntityProjection:
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         await apply_batch(conn, batch)
+
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> Statement | None:
+        """Batches of posted messages only (nearly all of them) go in as one statement."""
+        return messages_only(batch)
 
     async def idle(self) -> None:
         """Nothing to maintain between batches."""

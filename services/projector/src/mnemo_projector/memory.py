@@ -91,6 +91,10 @@ class MemoryProjection:
         await create_memory_tables(conn)
         await self._index.ensure(self._embedder.dimension, self._embedder.model_name)
 
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:  # noqa: ARG002
+        """Never one statement: applying embeds and reads back."""
+        return None
+
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
         verdicts = await self._store.check([e for _, e in written])

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Protocol
+from typing import Any, Protocol
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
@@ -52,6 +52,41 @@ class Projection(Protocol):
     async def idle(self) -> None:
         """Upkeep while no events arrive (called about twice a second then)."""
         ...
+
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> tuple[str, tuple[Any, ...]] | None:
+        """The whole batch as one data-modifying statement, if the batch allows it.
+
+        The statement runs as the effect of ``_GUARDED``, beside the position's update: it must
+        change rows only while the common table ``pos`` has a row, i.e. while the position is
+        being advanced, and change nothing otherwise. None: apply in a transaction instead.
+        """
+        ...
+
+
+# Effect and position in one autocommitted statement: one round trip where a transaction costs
+# five statements (measured, one message: 0.25 ms of client CPU instead of 0.8-1.0, and less than
+# half the server's). ``synchronous_commit`` is off for it, as for the transaction below.
+_GUARDED = (
+    "WITH pos AS (UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s"
+    " RETURNING 1), effect AS ({effect})"
+    " SELECT count(*) AS advanced, set_config('synchronous_commit', 'off', true) FROM pos"
+)
+
+
+async def advance_guarded(
+    conn: AsyncConnection,
+    name: str,
+    statement: tuple[str, tuple[Any, ...]],
+    position: int,
+    last: int,
+) -> bool:
+    """Run a projection's guarded statement and move its position from ``position`` to ``last``,
+    atomically; False, with nothing changed, if the stored position is not ``position``."""
+    cur = await conn.execute(
+        _GUARDED.format(effect=statement[0]), (last, name, position, *statement[1])
+    )
+    row = await cur.fetchone()
+    return row is not None and row["advanced"] == 1  # type: ignore[call-overload]
 
 
 async def read_position(conn: AsyncConnection, name: str = "pg") -> int:
@@ -176,8 +211,8 @@ class Projector:
     async def _apply(self, msgs: list[Msg]) -> bool:
         """Apply one batch; False if the stored position moved under this projector.
 
-        The position is checked optimistically in the same transaction (``seq = expected``), so
-        two projectors or a concurrent rebuild can never both advance it.
+        The position is checked optimistically in the same transaction or statement
+        (``seq = expected``), so two projectors or a concurrent rebuild can never both advance it.
         """
         position = self.applied
         fresh: list[tuple[int, Event]] = []
@@ -194,35 +229,59 @@ class Projector:
                 fresh.append((seq, event))
         if last == position:
             return True
+        guarded = self.projection.guarded(fresh)
         try:
-            async with self._pool.connection() as conn, contextlib.AsyncExitStack() as stack:
-                # Pipelined, a batch costs two round trips, not one per statement.
-                pipeline = (
-                    await stack.enter_async_context(conn.pipeline())
-                    if self.projection.pipelined
-                    else None
-                )
-                async with conn.transaction():
-                    # The log is the record: if Postgres loses the newest commits in a crash,
-                    # effects and position are lost together and the tail is replayed, so the
-                    # commit need not wait for its WAL flush.
-                    await conn.execute("SET LOCAL synchronous_commit TO OFF")
-                    with _SpanGroup(fresh, self.projection.name):
-                        await self.projection.apply(conn, fresh)
-                    cur = await conn.execute(
-                        "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
-                        (last, self.projection.name, position),
-                    )
-                    if pipeline is not None:
-                        await pipeline.sync()
-                    if cur.rowcount != 1:
-                        raise _PositionMoved
+            if guarded is not None:
+                await self._apply_guarded(guarded, fresh, position, last)
+            else:
+                await self._apply_in_transaction(fresh, position, last)
         except _PositionMoved:
             log.info("projector.position_moved", projection=self.projection.name)
             return False
         self.applied = last
         await self._nc.publish(self.projection.applied_subject, str(last).encode())
         return True
+
+    async def _apply_guarded(
+        self,
+        statement: tuple[str, tuple[Any, ...]],
+        fresh: list[tuple[int, Event]],
+        position: int,
+        last: int,
+    ) -> None:
+        async with self._pool.connection() as conn:
+            with _SpanGroup(fresh, self.projection.name):
+                advanced = await advance_guarded(
+                    conn, self.projection.name, statement, position, last
+                )
+        if not advanced:
+            raise _PositionMoved
+
+    async def _apply_in_transaction(
+        self, fresh: list[tuple[int, Event]], position: int, last: int
+    ) -> None:
+        async with self._pool.connection() as conn, contextlib.AsyncExitStack() as stack:
+            # Pipelined, a batch costs two round trips, not one per statement.
+            pipeline = (
+                await stack.enter_async_context(conn.pipeline())
+                if self.projection.pipelined
+                else None
+            )
+            async with conn.transaction():
+                # The log is the record: if Postgres loses the newest commits in a crash,
+                # effects and position are lost together and the tail is replayed, so the
+                # commit need not wait for its WAL flush.
+                await conn.execute("SET LOCAL synchronous_commit TO OFF")
+                with _SpanGroup(fresh, self.projection.name):
+                    await self.projection.apply(conn, fresh)
+                cur = await conn.execute(
+                    "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
+                    (last, self.projection.name, position),
+                )
+                if pipeline is not None:
+                    await pipeline.sync()
+                if cur.rowcount != 1:
+                    raise _PositionMoved
 
 
 class _PositionMoved(Exception):

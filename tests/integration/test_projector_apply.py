@@ -1,0 +1,79 @@
+"""The projector's two ways of applying a batch, against Postgres: one guarded statement for
+batches of messages, a transaction for the rest; both move the position only from where it was."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import psycopg
+
+from mnemo_projector.domain import apply_batch, messages_only
+from mnemo_projector.entities import EntityProjection
+from mnemo_projector.runner import advance_guarded, read_position
+from mnemo_projector.tables import PROJECTION, create_tables
+from mnemo_runtime.pg import open_pool
+from mnemo_schema.events import MessagePosted, Representation, SessionCreated
+
+WS = "w"
+
+
+def posted(seq: int) -> tuple[int, MessagePosted]:
+    return seq, MessagePosted(
+        workspace=WS, session_id="s", message_id=f"m{seq}", peer_id="ann",
+        content=f"message number {seq}", metadata={"n": seq}, token_count=3,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        representations=[Representation(observer="ben", observed="ann")],
+    )  # fmt: skip
+
+
+async def rows(conn: psycopg.AsyncConnection) -> list[tuple[object, ...]]:
+    cur = await conn.execute(
+        "SELECT id, session_id, seq, peer_id, content, metadata, token_count, created_at,"
+        " representations FROM messages WHERE workspace = %s ORDER BY seq",
+        (WS,),
+    )
+    return [tuple(r.values()) for r in await cur.fetchall()]
+
+
+async def test_a_batch_of_messages_is_one_guarded_statement(fresh_database):
+    pool = await open_pool(fresh_database)
+    try:
+        async with pool.connection() as conn:
+            await create_tables(conn)
+            await conn.execute(
+                "UPDATE projection_positions SET seq = 5 WHERE name = %s", (PROJECTION,)
+            )
+            batch = [posted(6), posted(7)]
+            statement = EntityProjection().guarded(batch)
+            assert statement is not None
+
+            # Another projector (or a rebuild) moved the position: nothing is written.
+            assert not await advance_guarded(conn, PROJECTION, statement, 4, 7)
+            assert await rows(conn) == []
+            assert await read_position(conn) == 5
+
+            assert await advance_guarded(conn, PROJECTION, statement, 5, 7)
+            assert await read_position(conn) == 7
+            guarded = await rows(conn)
+            assert [r[0] for r in guarded] == ["m6", "m7"]
+
+            # The same batch again, from the old position, is refused and changes nothing.
+            assert not await advance_guarded(conn, PROJECTION, statement, 5, 7)
+            assert await rows(conn) == guarded
+
+            # The rows are those the transactional path writes for the same events.
+            await conn.execute("DELETE FROM messages WHERE workspace = %s", (WS,))
+            async with conn.transaction():
+                await apply_batch(conn, batch)
+            assert await rows(conn) == guarded
+    finally:
+        await pool.close()
+
+
+def test_only_batches_of_nothing_but_messages_are_guarded():
+    created = (1, SessionCreated(workspace=WS, session_id="s", metadata={}))
+    assert messages_only([posted(2), posted(3)]) is not None
+    assert messages_only([]) is None
+    assert messages_only([created]) is None
+    assert messages_only([posted(2), created]) is None
+    assert messages_only([created, posted(2)]) is None
