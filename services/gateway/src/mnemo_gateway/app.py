@@ -9,11 +9,12 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
 from psycopg_pool import AsyncConnectionPool
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.deps import Services
+from mnemo_gateway.hot import HotPath
 from mnemo_gateway.routes import (
     cards,
     conclusions,
@@ -62,7 +63,7 @@ def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) ->
     app.state.js = nc.jetstream()
     app.state.watermark = watermark
     app.state.ready_max_lag = settings.ready_max_lag
-    app.state.services = Services(
+    services = app.state.services = Services(
         bus=CommandBus(
             nc,
             watermark,
@@ -79,11 +80,12 @@ def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) ->
     ):  # fmt: skip
         app.include_router(r.router)
 
-    return _Edge(app, settings.max_body_bytes)  # type: ignore[return-value]
+    return _Edge(app, HotPath(app, services), settings.max_body_bytes)  # type: ignore[return-value]
 
 
 class _Edge:
-    """Pure ASGI middleware refusing oversized bodies (413) before they are read.
+    """Pure ASGI middleware refusing oversized bodies (413) before they are read; the rest goes
+    to ``inner`` (the direct path for posting messages, then FastAPI).
 
     FastAPI itself opens the server span of each request (and continues an incoming traceparent).
 
@@ -91,8 +93,9 @@ class _Edge:
     memory stream per request on the hot path.
     """
 
-    def __init__(self, app: FastAPI, max_body: int) -> None:
+    def __init__(self, app: FastAPI, inner: ASGIApp, max_body: int) -> None:
         self.app = app
+        self.inner = inner
         self.max_body = max_body
         # Expose the wrapped app's attributes (state, router, openapi) to callers and tests.
         self.state = app.state
@@ -103,7 +106,7 @@ class _Edge:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await self.inner(scope, receive, send)
             return
         for key, value in scope["headers"]:
             if key == b"content-length" and value.isdigit() and int(value) > self.max_body:
@@ -113,4 +116,4 @@ class _Edge:
                 )
                 await response(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+        await self.inner(scope, receive, send)

@@ -28,12 +28,17 @@ def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+def api_error_response(exc: ApiError) -> JSONResponse:
+    """The body and status of a refusal raised as ApiError."""
+    return JSONResponse({"detail": exc.detail, "field": exc.field}, status_code=exc.status)
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that shape every error body."""
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"detail": exc.detail, "field": exc.field}, status_code=exc.status)
+        return api_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
