@@ -13,7 +13,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -220,3 +221,42 @@ def wait_settled(h: object, timeout: float = 120.0, interval: float = 0.1) -> No
 def settle() -> object:
     """``settle(honcho, timeout=...)``: wait for memory formation to finish."""
     return wait_settled
+
+
+@asynccontextmanager
+async def _write_path(nats_url: str, database_url: str, name: str) -> AsyncIterator[object]:
+    """Gateway, ingest and projector in this event loop; yields the gateway's ASGI app."""
+    import asyncio
+
+    from mnemo_gateway.app import build_app as build_gateway
+    from mnemo_gateway.settings import GatewaySettings
+    from mnemo_ingest.app import build_app as build_ingest
+    from mnemo_ingest.app import build_broker
+    from mnemo_ingest.settings import IngestSettings
+    from mnemo_projector.app import build_app as build_projector
+    from mnemo_projector.settings import ProjectorSettings
+    from mnemo_runtime.infra import open_infra
+
+    infra = await open_infra(nats_url, database_url, name)
+    projector = build_projector(ProjectorSettings(), infra.nc, infra.js, infra.pool)
+    await projector.setup()
+    stop = asyncio.Event()
+    task = asyncio.create_task(projector.run(stop))
+    broker = build_broker(nats_url)
+    broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
+    await broker.start()
+    app = build_gateway(GatewaySettings(), infra.nc, infra.pool)
+    try:
+        async with app.router.lifespan_context(app):
+            yield app
+    finally:
+        stop.set()
+        await task
+        await broker.stop()
+        await infra.close()
+
+
+@pytest.fixture
+def write_path() -> Callable[[str, str, str], AbstractAsyncContextManager[object]]:
+    """Opens the write path in the test's event loop: ``async with write_path(nats, db, name)``."""
+    return _write_path

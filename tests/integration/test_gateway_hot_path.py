@@ -3,22 +3,14 @@ every request it would not accept."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from starlette.types import Receive, Scope, Send
 
-from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.hot import HotPath
-from mnemo_gateway.settings import GatewaySettings
-from mnemo_ingest.app import build_app as build_ingest
-from mnemo_ingest.app import build_broker
-from mnemo_ingest.settings import IngestSettings
-from mnemo_projector.app import build_app as build_projector
-from mnemo_projector.settings import ProjectorSettings
-from mnemo_runtime.infra import open_infra
 
 MESSAGES = "/v3/workspaces/hot/sessions/s/messages"
 
@@ -37,31 +29,17 @@ class Recorder:
 
 
 @asynccontextmanager
-async def stack(nats_url: str, database_url: str) -> AsyncIterator[tuple[object, Recorder]]:
-    infra = await open_infra(nats_url, database_url, "hot-path-test")
-    projector = build_projector(ProjectorSettings(), infra.nc, infra.js, infra.pool)
-    await projector.setup()
-    stop = asyncio.Event()
-    task = asyncio.create_task(projector.run(stop))
-    broker = build_broker(nats_url)
-    broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
-    await broker.start()
-    edge = build_gateway(GatewaySettings(), infra.nc, infra.pool)
-    fastapi = edge.app  # type: ignore[attr-defined]
-    recorder = Recorder(fastapi)
-    edge.inner = HotPath(recorder, fastapi.state.services)  # type: ignore[attr-defined]
-    try:
-        async with fastapi.router.lifespan_context(fastapi):
-            yield edge, recorder
-    finally:
-        stop.set()
-        await task
-        await broker.stop()
-        await infra.close()
+async def stack(write_path: Any, nats_url: str, database_url: str) -> AsyncIterator[Any]:
+    """The write path, with FastAPI's share of the gateway's requests recorded."""
+    async with write_path(nats_url, database_url, "hot-path-test") as edge:
+        fastapi = edge.app
+        recorder = Recorder(fastapi)
+        edge.inner = HotPath(recorder, fastapi.state.services)
+        yield edge, recorder
 
 
-async def test_direct_and_fastapi_answers_agree(own_nats, fresh_database):
-    async with stack(own_nats, fresh_database) as (edge, recorder):
+async def test_direct_and_fastapi_answers_agree(own_nats, fresh_database, write_path):
+    async with stack(write_path, own_nats, fresh_database) as (edge, recorder):
         direct = httpx.AsyncClient(transport=httpx.ASGITransport(app=edge), base_url="http://t")
         routed = httpx.AsyncClient(transport=httpx.ASGITransport(app=recorder), base_url="http://t")
         async with direct, routed:
