@@ -24,12 +24,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mnemo_gateway import errors
 from mnemo_gateway.api import MessageBatchCreate
 from mnemo_gateway.deps import Services
-from mnemo_gateway.routes.messages import create_messages
+from mnemo_gateway.routes.messages import IDEMPOTENCY_KEY_MAX, create_messages, router
 from mnemo_runtime.tracing import extract_context, tracer
 
-ROUTE = "/v3/workspaces/{workspace_id}/sessions/{session_id}/messages"
+ROUTE = router.prefix  # the create route is the router's root
 _PATH = re.compile(r"/v3/workspaces/([^/]+)/sessions/([^/]+)/messages")
-_MAX_KEY = 255  # as the route's Header(max_length=...)
 _tracer = tracer("mnemo.gateway")
 
 
@@ -89,7 +88,7 @@ def _accepted(scope: Scope, body: bytes) -> tuple[MessageBatchCreate, str | None
     if content_types[0].split(b";", 1)[0].strip().lower() != b"application/json":
         return None
     key = keys[0].decode("latin-1") if keys else None
-    if key is not None and len(key) > _MAX_KEY:
+    if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
         return None
     try:
         # As FastAPI does it: the JSON parsed, then validated in Python mode.

@@ -19,6 +19,7 @@ router = APIRouter(
 
 
 _MESSAGES = TypeAdapter(list[MessageOut])
+IDEMPOTENCY_KEY_MAX = 255
 
 
 @router.post("", response_model=list[MessageOut], status_code=201)
@@ -27,7 +28,7 @@ async def create_messages(
     session_id: str,
     body: MessageBatchCreate,
     svc: Svc,
-    idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+    idempotency_key: Annotated[str | None, Header(max_length=IDEMPOTENCY_KEY_MAX)] = None,
 ) -> Response:
     """Append 1..100 messages, all or nothing; a retry with the same Idempotency-Key is a no-op."""
     reply = await svc.bus.send(
