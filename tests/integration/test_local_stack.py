@@ -40,6 +40,12 @@ def test_up_runs_gateway_ingest_projector_and_memory_as_four_processes(
         _mnemo("up", env=env)
         pids = {name: read_pid(state / "run" / f"{name}.pid") for name in NAMES}
         assert all(pids.values()) and len(set(pids.values())) == 4, pids
+        # Memory formation yields the cores to the write path.
+        policies = {name: os.sched_getscheduler(pid) for name, pid in pids.items() if pid}
+        assert policies == {
+            "gateway": os.SCHED_OTHER, "ingest": os.SCHED_OTHER,
+            "projector": os.SCHED_OTHER, "memory": os.SCHED_IDLE,
+        }  # fmt: skip
         status = _mnemo("status", env=env)
         assert all(name in status for name in NAMES), status
 

@@ -4,7 +4,7 @@ NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL a
 is started detached, as four processes: ``gateway``, ``ingest``, ``projector`` (the entity and
 message tables) and ``memory`` (the memory projection with the embedded vector index, deriver,
 summarizer, dreamer, context, dialectic). The write path thus spreads over the cores, and
-forming memories runs at a lower CPU priority. With MNEMO_COMPONENTS set, one process runs
+forming memories runs at idle CPU priority. With MNEMO_COMPONENTS set, one process runs
 exactly those components
 (``mnemo serve``'s all-in-one mode when it names them all). Every PID lives under
 ``$MNEMO_STATE_DIR/run``, every log under ``$MNEMO_STATE_DIR/logs``.
@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -40,13 +41,39 @@ SPLIT: dict[str, dict[str, str]] = {
 }
 
 
-# Memory formation is background work: the memory process runs at this lower CPU priority, so a
-# burst of writes is acknowledged at full speed and the deriver catches up after it.
-MEMORY_NICE = "MNEMO_MEMORY_NICE"
+# Memory formation is background work. Under ``up`` the memory process runs at this CPU priority:
+# ``idle`` (the default; Linux's SCHED_IDLE, elsewhere niceness 19), a niceness from 0 to 19, or
+# ``normal``. SCHED_IDLE gives it only CPU time no other process wants and lets any other process
+# that wakes take the core at once, so a burst of writes is acknowledged at full speed and the
+# deriver catches up after it; the memory process's reads (context, dialectic) wait too then.
+MEMORY_PRIORITY = "MNEMO_MEMORY_PRIORITY"
 
 
-def _niceness(name: str) -> int:
-    return int(os.environ.get(MEMORY_NICE, "10")) if name == "memory" else 0
+def background_priority(value: str) -> Callable[[], None] | None:
+    """What a child process runs before exec to take priority ``value``; None for ``normal``."""
+    value = value.strip().lower()
+    if value == "normal":
+        return None
+    if value == "idle":
+        if hasattr(os, "SCHED_IDLE"):
+            return lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        value = "19"
+    if not value.isdigit() or not 0 <= int(value) <= 19:
+        raise SystemExit(
+            f"{MEMORY_PRIORITY} must be 'idle', 'normal' or a niceness from 0 to 19, not {value!r}"
+        )
+    niceness = int(value)
+
+    def renice() -> None:
+        os.nice(niceness)
+
+    return renice
+
+
+def _priority(name: str) -> Callable[[], None] | None:
+    if name != "memory":
+        return None
+    return background_priority(os.environ.get(MEMORY_PRIORITY, "idle"))
 
 
 def _layout(memory: bool) -> dict[str, dict[str, str]]:
@@ -85,6 +112,8 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
 
     ``memory=False`` leaves the memory process out: the write path alone.
     """
+    layout = _layout(memory)
+    priorities = {name: _priority(name) for name in layout}  # a bad setting stops us here
     nats, pg, run = _paths(settings.state_dir)
     env = dict(os.environ)
     env["NATS_URL"] = settings.nats_url or nats.start()
@@ -96,7 +125,6 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     run.mkdir(parents=True, exist_ok=True)
     logs = settings.state_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    layout = _layout(memory)
     starting: dict[Path, tuple[Path, int]] = {}
     for name, extra in layout.items():
         pidfile = run / f"{name}.pid"
@@ -104,13 +132,11 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
             continue
         log = logs / f"{name}.log"
         starting[pidfile] = (log, log.stat().st_size if log.exists() else 0)
-        niceness = _niceness(name)
-        nice = ["nice", "-n", str(niceness)] if niceness else []
         with log.open("ab") as out:
             proc = subprocess.Popen(
-                [*nice, sys.executable, "-m", "mnemo_cli", "serve"],
+                [sys.executable, "-m", "mnemo_cli", "serve"],
                 env={**env, **extra}, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=priorities[name],
             )  # fmt: skip
         pidfile.write_text(str(proc.pid))
         print(f"Mnemo     {name}: pid {proc.pid}, log {log}")
