@@ -1,7 +1,9 @@
 """``mnemo bench-perf``: write-path throughput and latency against the running stack.
 
 Figures: messages/s from the first POST of 100-message batches until every message is projected,
-and p50 / p99 latency of single-message POSTs, each with N concurrent clients.
+and p50 / p99 latency of single-message POSTs, each with N concurrent clients. They are taken
+twice: with the write path alone (gateway, ingest, projector; the memory process stopped), and
+with memory formation running beside it on the same cores, deriving from what the runs post.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import httpx
 
 from mnemo_cli import bench_context
 from mnemo_cli.bench_memory import embedding, freshness, vector_search
-from mnemo_cli.local import gateway_url, up
+from mnemo_cli.local import gateway_url, stop, up
 from mnemo_dialectic import bench as dialectic_bench
 from mnemo_runtime.settings import InfraSettings
 
@@ -122,6 +124,28 @@ async def _latency(url: str, clients: int, seconds: float) -> dict[str, float]:
     return {"requests": len(lat), "p50_ms": q[49], "p99_ms": q[98], "max_ms": lat[-1]}
 
 
+async def _write_path(
+    url: str, clients: int, seconds: float, label: str
+) -> dict[str, dict[str, float]]:
+    """Single-message latency, then batch throughput."""
+    await _latency(url, clients, 1.0)  # warm-up
+    print(f"write path ({label}): single-message latency ...", flush=True)
+    lat = await _latency(url, clients, seconds)
+    print(f"write path ({label}): throughput ...", flush=True)
+    tput = await _throughput(url, clients, seconds)
+    return {"post_latency": lat, "throughput": tput}
+
+
+def _write_path_rows(label: str, run: dict[str, dict[str, float]]) -> list[tuple[str, str, str]]:
+    tput, lat = run["throughput"], run["post_latency"]
+    return [
+        (f"ingest throughput, 100-msg batches, until projected ({label})",
+         f"{tput['messages_per_s']:.0f} msg/s", ">= 3000 msg/s"),
+        (f"single-message POST p50 ({label})", f"{lat['p50_ms']:.1f} ms", ""),
+        (f"single-message POST p99 ({label})", f"{lat['p99_ms']:.1f} ms", "<= 25 ms"),
+    ]  # fmt: skip
+
+
 def _context_rows(context: dict[str, Any]) -> list[tuple[str, str, str]]:
     """get_context at the default budget: per case and size, p50 / p99, and tokens returned."""
     sizes = context.get("sizes", {})
@@ -177,16 +201,20 @@ async def bench(
             print("memory: dialectic prefetch (embed + search) ...", flush=True)
             prefetch = await dialectic_bench.run()
     url = gateway_url()
-    await _latency(url, clients, 1.0)  # warm-up
-    print("write path: single-message latency ...", flush=True)
-    lat = await _latency(url, clients, seconds)
-    print("write path: throughput ...", flush=True)
-    tput = await _throughput(url, clients, seconds)
-    rows = [
-        ("ingest throughput, 100-msg batches, until projected",
-         f"{tput['messages_per_s']:.0f} msg/s", ">= 3000 msg/s"),
-        ("single-message POST p50", f"{lat['p50_ms']:.1f} ms", ""),
-        ("single-message POST p99", f"{lat['p99_ms']:.1f} ms", "<= 25 ms"),
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    if memory and not stop(settings, "memory"):  # one process runs it all (MNEMO_COMPONENTS)
+        label = "all components in one process"
+        runs[label] = await _write_path(url, clients, seconds, label)
+    else:
+        if memory:
+            print("write path alone: the memory process is stopped for these runs", flush=True)
+        runs["write path alone"] = await _write_path(url, clients, seconds, "write path alone")
+        if memory:
+            await asyncio.to_thread(up, settings, 90.0, True)
+            label = "memory formation running"
+            runs[label] = await _write_path(url, clients, seconds, label)
+    rows = [row for label, run in runs.items() for row in _write_path_rows(label, run)]
+    rows += [
         ("freshness: accepted -> searchable, p50", f"{fresh.get('p50_ms', 0.0):.0f} ms", "< 1000 ms"),
         ("freshness: accepted -> searchable, p99", f"{fresh.get('p99_ms', 0.0):.0f} ms", ""),
         ("embedding throughput (MiniLM, onnxruntime)",
@@ -209,7 +237,7 @@ async def bench(
     for name, value, target in rows:
         print(f"| {name:<{w1}} | {value:>{w2}} | {target:>{w3}} |")
     result: dict[str, object] = {
-        "clients": clients, "throughput": tput, "post_latency": lat, "freshness": fresh,
+        "clients": clients, "write_path": runs, "freshness": fresh,
         "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
         "vector_search": search, "get_context": context, "dialectic_prefetch": prefetch,
     }  # fmt: skip

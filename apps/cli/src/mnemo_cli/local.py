@@ -191,6 +191,12 @@ def down(settings: InfraSettings) -> None:
         print(f"{name:9} {'stopped' if stopped else 'not running'}")
 
 
+def stop(settings: InfraSettings, name: str) -> bool:
+    """Stop one Mnemo process of ``up``'s layout (``memory``, say); True if it was running."""
+    _, _, run = _paths(settings.state_dir)
+    return stop_pid(run / f"{name}.pid")
+
+
 def status(settings: InfraSettings) -> None:
     """Print what runs."""
     nats, pg, run = _paths(settings.state_dir)
