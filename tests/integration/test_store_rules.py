@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import psycopg
 from honcho import Honcho
 from honcho.api_types import SessionPeerConfig
@@ -94,3 +96,46 @@ async def test_store_write_rules(settle, mnemo, workspace, database_url):
         assert await store.get(Scope(workspace, "ben", "ann"), [existing]) == []
     finally:
         await pool.close()
+
+
+async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
+    """The memory projection checks a batch of the log, and a batch mixes workspaces."""
+    sent = {}
+    for ws, text in (
+        ("first", "I teach chemistry at the high school."),
+        ("second", "I fly planes."),
+    ):
+        ws_id = f"{ws}-{uuid.uuid4().hex[:8]}"
+        h = Honcho(base_url=mnemo.url, workspace_id=ws_id, max_retries=0, timeout=30)
+        ann = h.peer("ann")
+        (msg,) = h.session("s", peers=[ann]).add_messages([ann.message(text)])
+        sent[ws] = (ws_id, msg.id)
+
+    def obs(ws: str, oid: str, span: str, **kw: object) -> ObservationWritten:
+        workspace, message_id = sent[ws]
+        base: dict[str, object] = {
+            "workspace": workspace, "observation_id": oid, "observer": "ann", "observed": "ann",
+            "content": "Ann said so.", "source_message_ids": [message_id], "source_span": span,
+        }  # fmt: skip
+        return ObservationWritten(**{**base, **kw})
+
+    pool = await open_pool(database_url)
+    try:
+        verdicts = await RepresentationStore(pool).check(
+            [
+                obs("second", "flies", "I fly planes"),
+                obs("first", "teaches", "I teach chemistry"),
+                # a message of the other workspace is no source here, whatever its id
+                obs("first", "borrowed", "I fly", source_message_ids=[sent["second"][1]]),
+                # nor is an observation accepted earlier in the batch for the other workspace
+                obs("first", "rests", "", level="deductive", premise_ids=["flies"]),
+                obs("second", "rests-here", "", level="deductive", premise_ids=["flies"]),
+            ]
+        )
+    finally:
+        await pool.close()
+    assert [v is None for v in verdicts] == [True, True, False, False, True], [
+        str(v) for v in verdicts
+    ]
+    assert "does not exist" in str(verdicts[2])
+    assert "do not exist in the representation" in str(verdicts[3])

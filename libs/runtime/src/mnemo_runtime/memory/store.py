@@ -64,14 +64,13 @@ class RepresentationStore:
         send premises and their conclusion together.
         """
         messages = await self._messages(
-            events[0].workspace if events else "",
-            sorted({m for e in events for m in e.source_message_ids}),
+            {(e.workspace, m) for e in events for m in e.source_message_ids}
         )
         out: list[Rejected | None] = []
-        accepted: dict[tuple[str, str], set[str]] = {}
+        accepted: dict[tuple[str, str, str], set[str]] = {}
         for e in events:
             scope = Scope(e.workspace, e.observer, e.observed)
-            here = accepted.setdefault((e.observer, e.observed), set())
+            here = accepted.setdefault((e.workspace, e.observer, e.observed), set())
             reason = await self._reason(e, scope, messages, here)
             out.append(None if reason is None else Rejected(reason))
             if reason is None:
@@ -79,7 +78,11 @@ class RepresentationStore:
         return out
 
     async def _reason(
-        self, e: ObservationWritten, scope: Scope, messages: dict[str, Row], batch: set[str]
+        self,
+        e: ObservationWritten,
+        scope: Scope,
+        messages: dict[tuple[str, str], Row],
+        batch: set[str],
     ) -> str | None:
         if e.level in DERIVED_LEVELS:
             if not e.premise_ids:
@@ -98,7 +101,7 @@ class RepresentationStore:
         if not e.source_message_ids or not e.source_span:
             return "an explicit observation must cite its source message and a verbatim span"
         for mid in e.source_message_ids:
-            msg = messages.get(mid)
+            msg = messages.get((e.workspace, mid))
             if msg is None:
                 return f"source message {mid!r} does not exist"
             pair = {"observer": e.observer, "observed": e.observed}
@@ -107,16 +110,21 @@ class RepresentationStore:
                     f"message {mid!r} does not feed the representation ({e.observer}, {e.observed})"
                 )
         if not any(
-            span_in_message(e.source_span, messages[m]["content"]) for m in e.source_message_ids
+            span_in_message(e.source_span, messages[e.workspace, m]["content"])
+            for m in e.source_message_ids
         ):
             return f"span {e.source_span!r} is not in the cited message"
         return None
 
-    async def _messages(self, workspace: str, ids: list[str]) -> dict[str, Row]:
-        if not ids:
+    async def _messages(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Row]:
+        """The cited messages by (workspace, id): a batch may hold several workspaces' events."""
+        if not keys:
             return {}
+        workspaces, ids = zip(*sorted(keys), strict=True)
         rows = await self._all(
-            "SELECT id, content, representations FROM messages WHERE workspace = %s AND id = ANY(%s)",
-            (workspace, ids),
+            "SELECT m.workspace, m.id, m.content, m.representations"
+            " FROM unnest(%s::text[], %s::text[]) AS k(workspace, id)"
+            " JOIN messages m ON m.workspace = k.workspace AND m.id = k.id",
+            (list(workspaces), list(ids)),
         )
-        return {r["id"]: r for r in rows}
+        return {(r["workspace"], r["id"]): r for r in rows}
