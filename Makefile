@@ -28,7 +28,14 @@ $(VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.toml s
 
 setup: $(VENV)/.synced ## install pinned tools and dependencies into .venv
 
-up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and all services in one process
+# The official TypeScript SDK, for the test that drives Mnemo with it (pinned by its lock file).
+JS_SDK := tests/js/node_modules/.package-lock.json
+$(JS_SDK): tests/js/package.json tests/js/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the @honcho-ai/sdk test will be skipped"; fi
+
+up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (four processes)
 	$(RUN) mnemo up
 
 down: setup ## stop what `make up` started
@@ -41,13 +48,13 @@ demo: setup ## start the stack and ingest a real LoCoMo conversation through the
 	$(RUN) mnemo up
 	$(RUN) mnemo demo
 
-test: setup ## run every test (unit, contract, integration) on real NATS and Postgres
+test: setup $(JS_SDK) ## run every test (unit, contract, integration) on real NATS and Postgres
 	$(RUN) pytest -q
 
 test-unit: setup ## only the fast tests
 	$(RUN) pytest -q -m "not integration"
 
-test-int: setup ## only the integration tests
+test-int: setup $(JS_SDK) ## only the integration tests
 	$(RUN) pytest -q -m integration
 
 lint: setup ## ruff and the import contract
