@@ -224,14 +224,19 @@ def settle() -> object:
 
 
 @asynccontextmanager
-async def _write_path(nats_url: str, database_url: str, name: str) -> AsyncIterator[object]:
-    """Gateway, ingest and projector in this event loop; yields the gateway's ASGI app."""
+async def _write_path(
+    nats_url: str, database_url: str, name: str, local: bool = False
+) -> AsyncIterator[object]:
+    """Gateway, ingest and projector in this event loop; yields the gateway's ASGI app.
+
+    ``local``: the gateway hands commands to ingest directly, as in one process; otherwise they
+    go over NATS request-reply, as between processes.
+    """
     import asyncio
 
     from mnemo_gateway.app import build_app as build_gateway
     from mnemo_gateway.settings import GatewaySettings
-    from mnemo_ingest.app import build_app as build_ingest
-    from mnemo_ingest.app import build_broker
+    from mnemo_ingest.app import build_app_with_local, build_broker
     from mnemo_ingest.settings import IngestSettings
     from mnemo_projector.app import build_app as build_projector
     from mnemo_projector.settings import ProjectorSettings
@@ -243,9 +248,10 @@ async def _write_path(nats_url: str, database_url: str, name: str) -> AsyncItera
     stop = asyncio.Event()
     task = asyncio.create_task(projector.run(stop))
     broker = build_broker(nats_url)
-    broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
+    router, local_ingest = build_app_with_local(IngestSettings(), infra.js, infra.pool)
+    broker.include_router(router)
     await broker.start()
-    app = build_gateway(GatewaySettings(), infra.nc, infra.pool)
+    app = build_gateway(GatewaySettings(), infra.nc, infra.pool, local_ingest if local else None)
     try:
         async with app.router.lifespan_context(app):
             yield app
@@ -257,6 +263,7 @@ async def _write_path(nats_url: str, database_url: str, name: str) -> AsyncItera
 
 
 @pytest.fixture
-def write_path() -> Callable[[str, str, str], AbstractAsyncContextManager[object]]:
-    """Opens the write path in the test's event loop: ``async with write_path(nats, db, name)``."""
+def write_path() -> Callable[..., AbstractAsyncContextManager[object]]:
+    """Opens the write path in the test's event loop: ``async with write_path(nats, db, name)``
+    (``local=True``: ingest handed commands directly)."""
     return _write_path

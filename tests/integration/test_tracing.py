@@ -1,18 +1,23 @@
-"""One trace follows a write from the HTTP request through ingest to the projector."""
+"""One trace follows a write from the HTTP request through ingest to the projector, its context
+carried in NATS headers: from the gateway to ingest when they are apart, and on the events."""
 
 from __future__ import annotations
 
 import httpx
+import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mnemo_runtime.tracing import configure_tracing
 
 
-async def test_trace_context_travels_in_nats_headers(own_nats, fresh_database, write_path):
+@pytest.mark.parametrize("local", [False, True], ids=["ingest-over-nats", "ingest-in-process"])
+async def test_one_trace_from_http_through_ingest_to_the_projector(
+    own_nats, fresh_database, write_path, local
+):
     exporter = InMemorySpanExporter()
     configure_tracing("mnemo-test", [SimpleSpanProcessor(exporter)])
-    async with write_path(own_nats, fresh_database, "trace-test") as app:
+    async with write_path(own_nats, fresh_database, "trace-test", local=local) as app:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
             r = await http.post("/v3/workspaces", json={"id": "traced"})

@@ -20,7 +20,7 @@ from mnemo_dialectic.app import run as run_dialectic
 from mnemo_dreamer.app import run as run_dreamer
 from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.settings import GatewaySettings
-from mnemo_ingest.app import build_app as build_ingest
+from mnemo_ingest.app import build_app_with_local as build_ingest
 from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
@@ -100,13 +100,16 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
                 tasks.append(
                     asyncio.create_task(runner(infra.nc, infra.js, infra.pool, memory, stop))
                 )
+        local_ingest = None
         if "ingest" in components:
             broker = build_ingest_broker(nats_url)
-            broker.include_router(build_ingest(IngestSettings(), infra.js, infra.pool))
+            router, local_ingest = build_ingest(IngestSettings(), infra.js, infra.pool)
+            broker.include_router(router)
             await broker.start()
         if "gateway" in components:
             gs = GatewaySettings()
-            app = build_gateway(gs, infra.nc, infra.pool)
+            # With ingest in this process, the gateway hands it commands directly.
+            app = build_gateway(gs, infra.nc, infra.pool, local_ingest)
             config = uvicorn.Config(
                 app, host=gs.host, port=gs.port, log_level="warning", access_log=False,
                 lifespan="on", loop="none", http="httptools",

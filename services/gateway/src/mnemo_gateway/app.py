@@ -12,7 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo_gateway import errors
-from mnemo_gateway.commands import CommandBus
+from mnemo_gateway.commands import CommandBus, LocalIngest
 from mnemo_gateway.deps import Services
 from mnemo_gateway.hot import HotPath
 from mnemo_gateway.routes import (
@@ -35,8 +35,15 @@ from mnemo_gateway.watermark import ProjectionWatermark
 from mnemo_schema import subjects
 
 
-def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) -> FastAPI:
+def build_app(
+    settings: GatewaySettings,
+    nc: NATS,
+    pool: AsyncConnectionPool,
+    local_ingest: LocalIngest | None = None,
+) -> FastAPI:
     """The HTTP app; NATS and Postgres are opened (and closed) by the caller.
+
+    ``local_ingest`` is ingest in this process, if it runs here: commands go to it directly.
 
     The gateway holds no vector index: what needs one is asked of the context service.
     """
@@ -70,6 +77,7 @@ def build_app(settings: GatewaySettings, nc: NATS, pool: AsyncConnectionPool) ->
             memory_watermark,
             timeout=settings.command_timeout_s,
             read_your_writes_timeout=settings.read_your_writes_timeout_s,
+            local=local_ingest,
         ),
         store=ReadStore(pool),
     )

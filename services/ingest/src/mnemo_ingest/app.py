@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from faststream.nats import NatsRouter
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_ingest.adapters.jetstream import JetStreamLog
 from mnemo_ingest.adapters.postgres import PgMessageDirectory
-from mnemo_ingest.handlers import build_broker, build_router
+from mnemo_ingest.handlers import build_broker, build_router, local_handler
 from mnemo_ingest.service import IngestService
 from mnemo_ingest.settings import IngestSettings
 from mnemo_runtime.tokens import TokenCounter
+from mnemo_schema.commands import Command, CommandReply
 
 
 def build_service(js: JetStreamContext, pool: AsyncConnectionPool) -> IngestService:
@@ -19,7 +22,7 @@ def build_service(js: JetStreamContext, pool: AsyncConnectionPool) -> IngestServ
     return IngestService(JetStreamLog(js), PgMessageDirectory(pool), TokenCounter())
 
 
-__all__ = ["build_app", "build_broker", "build_service"]
+__all__ = ["build_app", "build_app_with_local", "build_broker", "build_service", "local_handler"]
 
 
 def build_app(
@@ -28,3 +31,12 @@ def build_app(
     """Ingest's router, ready to include in a broker."""
     del settings
     return build_router(build_service(js, pool))
+
+
+def build_app_with_local(
+    settings: IngestSettings, js: JetStreamContext, pool: AsyncConnectionPool
+) -> tuple[NatsRouter, Callable[[str, Command], Awaitable[CommandReply]]]:
+    """Ingest's router and, over the same service, its handler for callers in this process."""
+    del settings
+    service = build_service(js, pool)
+    return build_router(service), local_handler(service)

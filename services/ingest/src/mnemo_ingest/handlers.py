@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 
 from faststream.nats import NatsBroker, NatsMessage, NatsRouter
 from pydantic import ValidationError
@@ -11,7 +12,7 @@ from pydantic import ValidationError
 from mnemo_ingest.service import IngestService
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
 from mnemo_schema import subjects
-from mnemo_schema.commands import COMMAND_ADAPTER, CommandError, CommandReply
+from mnemo_schema.commands import COMMAND_ADAPTER, Command, CommandError, CommandReply
 from mnemo_schema.ids import ID_PATTERN
 
 _tracer = tracer("mnemo.ingest")
@@ -65,12 +66,30 @@ def build_router(service: IngestService) -> NatsRouter:
     return router
 
 
+def local_handler(service: IngestService) -> Callable[[str, Command], Awaitable[CommandReply]]:
+    """Ingest for a caller in this process: the same handling, given the command itself."""
+
+    async def handle(workspace: str, cmd: Command) -> CommandReply:
+        with _tracer.start_as_current_span("ingest.command", attributes={"workspace": workspace}):
+            refused = _bad_workspace(workspace)
+            return refused or await service.handle(workspace, cmd, inject_headers())
+
+    return handle
+
+
+def _bad_workspace(workspace: str) -> CommandReply | None:
+    if re.fullmatch(ID_PATTERN, workspace):
+        return None
+    return CommandReply(
+        ok=False,
+        error=CommandError(status=422, detail="workspace id is invalid", field="workspace_id"),
+    )
+
+
 async def _handle(service: IngestService, workspace: str, body: bytes) -> CommandReply:
-    if not re.fullmatch(ID_PATTERN, workspace):
-        return CommandReply(
-            ok=False,
-            error=CommandError(status=422, detail="workspace id is invalid", field="workspace_id"),
-        )
+    refused = _bad_workspace(workspace)
+    if refused is not None:
+        return refused
     try:
         cmd = COMMAND_ADAPTER.validate_json(body)
     except ValidationError as err:
