@@ -35,7 +35,7 @@ $(JS_SDK): tests/js/package.json tests/js/package-lock.json
 		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the @honcho-ai/sdk test will be skipped"; fi
 
-up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (four processes)
+up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (three processes)
 	$(RUN) mnemo up
 
 down: setup ## stop what `make up` started

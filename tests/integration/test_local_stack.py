@@ -1,4 +1,4 @@
-"""``mnemo up``: the default local layout, gateway, ingest, projector and memory in four processes."""
+"""``mnemo up``: the default local layout, gateway and ingest, projector, and memory in three processes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from honcho import Honcho
 
 from mnemo_runtime.stack import free_port, read_pid
 
-NAMES = ("gateway", "ingest", "projector", "memory")
+NAMES = ("api", "projector", "memory")
 
 
 def _mnemo(*args: str, env: dict[str, str]) -> str:
@@ -23,7 +23,7 @@ def _mnemo(*args: str, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def test_up_runs_gateway_ingest_projector_and_memory_as_four_processes(
+def test_up_runs_the_write_path_and_memory_as_three_processes(
     own_nats, fresh_database, tmp_path, settle
 ):
     port = free_port()
@@ -39,13 +39,14 @@ def test_up_runs_gateway_ingest_projector_and_memory_as_four_processes(
     try:
         _mnemo("up", env=env)
         pids = {name: read_pid(state / "run" / f"{name}.pid") for name in NAMES}
-        assert all(pids.values()) and len(set(pids.values())) == 4, pids
+        assert all(pids.values()) and len(set(pids.values())) == 3, pids
         # Memory formation yields the cores to the write path.
         policies = {name: os.sched_getscheduler(pid) for name, pid in pids.items() if pid}
         assert policies == {
-            "gateway": os.SCHED_OTHER, "ingest": os.SCHED_OTHER,
-            "projector": os.SCHED_OTHER, "memory": os.SCHED_IDLE,
-        }  # fmt: skip
+            "api": os.SCHED_OTHER,
+            "projector": os.SCHED_OTHER,
+            "memory": os.SCHED_IDLE,
+        }
         status = _mnemo("status", env=env)
         assert all(name in status for name in NAMES), status
 
@@ -58,12 +59,12 @@ def test_up_runs_gateway_ingest_projector_and_memory_as_four_processes(
         hits = alice.conclusions.query("Where does Alice work?", top_k=3)
         assert hits and "nurse" in hits[0].content
         assert "nurse" in str(alice.chat("Where does Alice work?"))
-        log = (state / "logs" / "gateway.log").read_text()
-        assert '"components": ["gateway"]' in log
+        log = (state / "logs" / "api.log").read_text()
+        assert '"components": ["gateway", "ingest"]' in log
         # A process of another layout (an earlier version's, say) is stopped by `down` too.
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-        (state / "run" / "api.pid").write_text(str(other.pid))
+        (state / "run" / "ingest.pid").write_text(str(other.pid))
     finally:
         _mnemo("down", env=env)
-    assert not any(read_pid(Path(state / "run" / f"{n}.pid")) for n in (*NAMES, "api"))
+    assert not any(read_pid(Path(state / "run" / f"{n}.pid")) for n in (*NAMES, "ingest"))
     assert other.wait(timeout=30) is not None

@@ -1,10 +1,10 @@
 """``mnemo up`` / ``down`` / ``status``: the embedded default stack on this machine.
 
 NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then Mnemo
-is started detached, as four processes: ``gateway``, ``ingest``, ``projector`` (the entity and
-message tables) and ``memory`` (the memory projection with the embedded vector index, deriver,
-summarizer, dreamer, context, dialectic). The write path thus spreads over the cores, and
-forming memories runs at idle CPU priority. With MNEMO_COMPONENTS set, one process runs
+is started detached, as three processes: ``api`` (gateway and ingest, which takes the gateway's
+commands directly), ``projector`` (the entity and message tables) and ``memory`` (the memory
+projection with the embedded vector index, deriver, summarizer, dreamer, context, dialectic).
+The write path thus spreads over the cores, and forming memories runs at idle CPU priority. With MNEMO_COMPONENTS set, one process runs
 exactly those components
 (``mnemo serve``'s all-in-one mode when it names them all). Every PID lives under
 ``$MNEMO_STATE_DIR/run``, every log under ``$MNEMO_STATE_DIR/logs``.
@@ -31,8 +31,7 @@ def _port(name: str, default: int) -> int:
 
 # Process name -> the environment that picks its components.
 SPLIT: dict[str, dict[str, str]] = {
-    "gateway": {"MNEMO_COMPONENTS": "gateway"},
-    "ingest": {"MNEMO_COMPONENTS": "ingest"},
+    "api": {"MNEMO_COMPONENTS": "gateway,ingest"},
     "projector": {"MNEMO_COMPONENTS": "projector", "MNEMO_PROJECTOR_MEMORY": "false"},
     "memory": {
         "MNEMO_COMPONENTS": "projector,deriver,summarizer,dreamer,context,dialectic",
