@@ -72,7 +72,7 @@ typecheck: setup ## mypy strict
 bench: setup ## run the benchmarks and print a table
 	$(RUN) mnemo bench-perf
 
-rebuild: setup ## drop the Postgres projections and rebuild them by replaying the log
+rebuild: setup ## drop the entity and message tables and rebuild them by replaying the log
 	$(RUN) mnemo rebuild
 
 schema: setup ## regenerate the published JSON Schema / AsyncAPI documents

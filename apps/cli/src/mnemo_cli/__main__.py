@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
     sub.add_parser("down", help="stop what `mnemo up` started")
     sub.add_parser("status", help="show what runs")
-    sub.add_parser("rebuild", help="drop the Postgres projections and rebuild them from the log")
+    sub.add_parser(
+        "rebuild", help="drop the entity and message tables and rebuild them from the log"
+    )
     d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
     d.add_argument("--conversation", default="conv-26")
     d.add_argument("--sessions", type=int, default=100, help="at most this many sessions")

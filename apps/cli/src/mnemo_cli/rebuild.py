@@ -1,4 +1,4 @@
-"""``mnemo rebuild``: drop the Postgres projections and rebuild them by replaying the log."""
+"""``mnemo rebuild``: drop the entity and message tables and rebuild them by replaying the log."""
 
 from __future__ import annotations
 
