@@ -4,10 +4,10 @@ NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL a
 is started detached, as three processes: ``api`` (gateway and ingest, which takes the gateway's
 commands directly), ``projector`` (the entity and message tables) and ``memory`` (the memory
 projection with the embedded vector index, deriver, summarizer, dreamer, context, dialectic).
-The write path thus spreads over the cores, and forming memories runs at idle CPU priority. With MNEMO_COMPONENTS set, one process runs
-exactly those components
-(``mnemo serve``'s all-in-one mode when it names them all). Every PID lives under
-``$MNEMO_STATE_DIR/run``, every log under ``$MNEMO_STATE_DIR/logs``.
+The write path thus spreads over the cores, and forming memories runs at idle CPU priority.
+With MNEMO_COMPONENTS set, one process runs exactly those components (``mnemo serve``'s
+all-in-one mode when it names them all). Every PID lives under ``$MNEMO_STATE_DIR/run``, every
+log under ``$MNEMO_STATE_DIR/logs``.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ def build_app(
     settings: IngestSettings, js: JetStreamContext, pool: AsyncConnectionPool
 ) -> NatsRouter:
     """Ingest's router, ready to include in a broker."""
-    del settings
-    return build_router(build_service(js, pool))
+    router, _ = build_app_with_local(settings, js, pool)
+    return router
 
 
 def build_app_with_local(
