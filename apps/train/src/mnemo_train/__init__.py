@@ -1,0 +1,1 @@
+"""Training a deriver of Mnemo's own: the data pipeline and supervised fine-tuning."""
