@@ -13,12 +13,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
-from mnemo_deriver.domain import observations, prepare, request
+from mnemo_deriver.extraction import extract
 from mnemo_deriver.ports import DeadLetters, Grounding, ObservationLog, Progress
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.deriver_contract import DeriverOutput
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.models import ChatModel, MalformedOutput, structured
+from mnemo_runtime.models import ChatModel, MalformedOutput
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
@@ -143,13 +142,11 @@ class DeriverService:
                         "observed": batch.key.observed},
         ):  # fmt: skip
             try:
-                prepared = prepare(batch)
-                output = await structured(
-                    self._model, request(prepared, self._s.max_output_tokens), DeriverOutput,
-                    attempts=self._s.structured_attempts,
-                )  # fmt: skip
-                events, dropped = observations(batch, prepared, output)
-                for d in dropped:
+                extraction = await extract(
+                    self._model, batch, self._s.max_output_tokens, self._s.structured_attempts
+                )
+                events = extraction.events
+                for d in extraction.dropped:
                     log.info("deriver.dropped", reason=d.reason, observer=batch.key.observer)
                 verdicts = await self._grounding.check(events)
                 accepted = [e for e, v in zip(events, verdicts, strict=True) if v is None]
