@@ -1,4 +1,4 @@
-"""``mnemo bench <locomo|longmemeval|beam>``."""
+"""``mnemo bench <locomo|longmemeval|beam|deriver>``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ DEFAULT_DATA = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``mnemo bench``."""
-    parser.add_argument("benchmark", choices=["locomo", "longmemeval", "beam"])
+    parser.add_argument("benchmark", choices=["locomo", "longmemeval", "beam", "deriver"])
     parser.add_argument("--offline", action="store_true",
                         help="retrieval metrics only (Recall@k, NDCG@k); no answering model")  # fmt: skip
     parser.add_argument("--data", type=Path, help="dataset file or folder (default: shared data)")
@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the full-context baseline")  # fmt: skip
     parser.add_argument("--no-mnemo", action="store_true",
                         help="offline: raw-message baselines only")  # fmt: skip
+    parser.add_argument("--corpus", default="locomo", choices=["locomo", "longmemeval", "beam"],
+                        help="deriver: whose conversations the deriver reads")  # fmt: skip
+    parser.add_argument("--deriver-model", help="deriver: provider[:model] (default: model config)")
 
 
 def default_data(benchmark: str) -> Path:
@@ -70,11 +73,17 @@ def load_cases(benchmark: str, path: Path, limit: int | None, per_case: int | No
 
 def main(args: argparse.Namespace) -> int:
     """Run the benchmark chosen in ``args``; the process exit code."""
-    data = args.data or default_data(args.benchmark)
+    source = args.corpus if args.benchmark == "deriver" else args.benchmark
+    data = args.data = args.data or default_data(source)
     out: Path = args.out or Path("bench-out") / args.benchmark
-    cases = load_cases(args.benchmark, data, args.limit, args.questions)
+    cases = load_cases(source, data, args.limit, args.questions)
     summary: dict[str, object] | None
-    if args.offline:
+    if args.benchmark == "deriver":
+        from mnemo_bench.deriver import app
+
+        run = app.run_offline if args.offline else app.run_judged
+        summary = asyncio.run(run(args, cases, out))
+    elif args.offline:
         from mnemo_bench.offline_app import run_offline
 
         summary = asyncio.run(run_offline(args, cases, out))

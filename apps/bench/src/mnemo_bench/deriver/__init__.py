@@ -1,0 +1,1 @@
+"""``mnemo bench deriver``: the deriver's own benchmark (Coverage, Deriver Quality, Molecular)."""
