@@ -57,10 +57,12 @@ def _pooled(counts: dict[str, Any], new: Any) -> dict[str, Any]:
     return {k: rows[k] for k in [*counts, *sorted(set(rows) - set(counts))]}
 
 
-async def run_offline(args: argparse.Namespace, cases: list[Case], out: Path) -> dict[str, Any]:
+async def run_offline(
+    args: argparse.Namespace, cases: list[Case], out: Path, deriver: ChatModel | None = None
+) -> dict[str, Any]:
     """Offline Coverage against LoCoMo's reference facts, grounding precision, density."""
     settings = model_settings(args)
-    model = deriver_model(settings)
+    model = deriver or deriver_model(settings)
     found = await traces(model, cases, RunState(out, "traces.jsonl"), DeriverSettings())
     references = read_references(args.data) if args.corpus == "locomo" else {}
     matcher = Matcher(build_embedder("minilm", workers=2))
@@ -119,21 +121,21 @@ def dry_run(args: argparse.Namespace, cases: list[Case]) -> None:
 
 
 async def run_judged(
-    args: argparse.Namespace, cases: list[Case], out: Path
-) -> dict[str, Any] | None:
+    args: argparse.Namespace, cases: list[Case], out: Path,
+    deriver: ChatModel | None = None, judge: ChatModel | None = None,
+) -> dict[str, Any] | None:  # fmt: skip
     """Traces, then every judge over each; with ``--dry-run`` only the requests."""
     if args.dry_run:
         dry_run(args, cases)
         return None
     settings = model_settings(args)
-    if settings.choice(JUDGE_STAGE).provider == "local":
+    if judge is None and settings.choice(JUDGE_STAGE).provider == "local":
         print("no judge model configured: the local heuristic reasoner cannot judge; set "
               "ANTHROPIC_API_KEY or --judge-model", file=sys.stderr)  # fmt: skip
         return None
-    found = await traces(
-        deriver_model(settings), cases, RunState(out, "traces.jsonl"), DeriverSettings()
-    )
-    judge = build_model(JUDGE_STAGE, settings, local_factory=local_model)
+    model = deriver or deriver_model(settings)
+    found = await traces(model, cases, RunState(out, "traces.jsonl"), DeriverSettings())
+    judge = judge or build_model(JUDGE_STAGE, settings, local_factory=local_model)
     state = RunState(out, "judged.jsonl")
     per_case: dict[str, Judged] = {}
     for trace in found:
@@ -145,11 +147,9 @@ async def run_judged(
             judged = Judged.from_row(row)
         per_case.setdefault(trace.case_id, Judged()).add(judged)
     rows = _pooled(per_case, Judged)
-    summary = {
-        "benchmark": f"deriver-{args.corpus}",
-        "rows": {k: judged_row(v) for k, v in rows.items()},
-    }
-    text = table(summary["rows"], JUDGED_COLUMNS)
+    shown = {k: judged_row(v) for k, v in rows.items()}
+    summary = {"benchmark": f"deriver-{args.corpus}", "rows": shown}
+    text = table(shown, JUDGED_COLUMNS)
     worst = worst_list(rows["all (pooled)"].worst)
     (out / "deriver-judged.md").write_text(f"{text}\n\n{worst}\n")
     print(f"{text}\n\n{worst}")
@@ -163,5 +163,5 @@ def judged_row(j: Judged) -> dict[str, Any]:
         "gold": c.gold, "R": c.recall, "R_w": c.weighted_recall, "F1": c.f1,
         "observations": q.observations, "quality": q.score, "redundant": q.redundant,
         "fixated": q.fixated, "temporal": q.temporal, "molecular": j.molecular.mean,
-        "faults": sum(j.faults.values()), "fault_kinds": dict(j.faults),
+        "faults": sum(j.faults.values()), "fault_kinds": {k: v for k, v in j.faults.items() if v},
     }  # fmt: skip

@@ -60,7 +60,7 @@ class Judged:
     def to_row(self) -> dict[str, Any]:
         return {
             "coverage": asdict(self.coverage), "quality": asdict(self.quality),
-            "molecular": asdict(self.molecular), "faults": dict(self.faults), "worst": self.worst,
+            "molecular": asdict(self.molecular), "faults": {k: v for k, v in self.faults.items() if v}, "worst": self.worst,
         }  # fmt: skip
 
     @classmethod
@@ -106,12 +106,15 @@ async def _quality(
     position = {o: i for i, o in enumerate(judged)}
 
     def among(ids: list[int]) -> list[int]:
+        # A set check naming an observation that is not there (or was not judged) is a fault.
+        out.faults["quality_bad_number"] += sum(1 for i in ids if i not in position)
         return [position[i] for i in ids if i in position]
 
+    groups = [among(group) for group in verdict.redundancy]
     out.quality = quality(
         [[getattr(flags[o], f) for f in FLAGS] for o in judged],
         among(verdict.temporal_confusion),
-        among([i for group in verdict.redundancy if len(group) > 1 for i in group]),
+        [i for group in groups if len(group) > 1 for i in group],
         among(verdict.topical_fixation),
     )
     temporal = set(verdict.temporal_confusion)

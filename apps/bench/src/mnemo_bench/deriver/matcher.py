@@ -117,10 +117,12 @@ _STOP = frozenset(
 
 
 def _stem(word: str) -> str:
+    # Crude, but the same on both sides: "lakes" / "lake", "named" / "name", "dancing" / "dance".
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def content_words(text: str, drop: frozenset[str] = frozenset()) -> frozenset[str]:
