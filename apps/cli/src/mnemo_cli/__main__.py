@@ -41,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(
         sub.add_parser("bench", help="run a quality benchmark (LoCoMo, LongMemEval, BEAM)")
     )
+    from mnemo_train.cli import add_arguments as add_train_arguments
+
+    add_train_arguments(
+        sub.add_parser("train", help="build training data for / fine-tune a deriver")
+    )
     b = sub.add_parser("bench-perf", help="throughput and latency benchmarks; prints a table")
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
@@ -79,6 +84,10 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_bench.cli import main as bench_main
 
         sys.exit(bench_main(args))
+    elif args.command == "train":
+        from mnemo_train.cli import main as train_main
+
+        sys.exit(train_main(args))
     elif args.command == "bench-perf":
         from mnemo_cli.bench_perf import bench
 
