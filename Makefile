@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 export MNEMO_STATE_DIR ?= $(CURDIR)/.local
 export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
 
-.PHONY: help setup up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean
+.PHONY: help setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -27,6 +27,16 @@ $(VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.toml s
 	@touch $@
 
 setup: $(VENV)/.synced ## install pinned tools and dependencies into .venv
+
+# Fine-tuning needs torch and transformers (mnemo-train's sft extra): an environment of its own,
+# so that the runtime one (.venv) never has them.
+TRAIN_VENV := .venv-train
+TRAIN_RUN := UV_PROJECT_ENVIRONMENT=$(CURDIR)/$(TRAIN_VENV) $(RUN)
+$(TRAIN_VENV)/.synced: $(UV) uv.lock pyproject.toml $(wildcard libs/*/pyproject.toml services/*/pyproject.toml apps/*/pyproject.toml)
+	UV_PROJECT_ENVIRONMENT=$(CURDIR)/$(TRAIN_VENV) $(UV) sync --frozen --all-packages --extra sft --python $(PYTHON)
+	@touch $@
+
+train-env: $(TRAIN_VENV)/.synced ## the training environment (.venv-train: torch CPU, transformers)
 
 # The official TypeScript SDK, for the test that drives Mnemo with it (pinned by its lock file).
 JS_SDK := tests/js/node_modules/.package-lock.json
@@ -48,11 +58,12 @@ demo: setup ## start the stack and ingest a real LoCoMo conversation through the
 	$(RUN) mnemo up
 	$(RUN) mnemo demo
 
-test: setup $(JS_SDK) ## run every test (unit, contract, integration) on real NATS and Postgres
-	$(RUN) pytest -q
+test: setup train-env $(JS_SDK) ## run every test (unit, contract, integration) on real NATS and Postgres
+	$(RUN) pytest -q -m "not sft"
+	$(TRAIN_RUN) pytest -q -m sft apps/train/tests
 
 test-unit: setup ## only the fast tests
-	$(RUN) pytest -q -m "not integration"
+	$(RUN) pytest -q -m "not integration and not sft"
 
 test-int: setup $(JS_SDK) ## only the integration tests
 	$(RUN) pytest -q -m integration
