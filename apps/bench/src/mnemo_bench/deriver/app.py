@@ -7,10 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from mnemo_bench.cases import Case
 from mnemo_bench.deriver.judged import Judged, judge_trace
 from mnemo_bench.deriver.judges import (
     JUDGE_STAGE,
+    CoverageLabels,
+    GoldFacts,
+    MolecularScores,
+    QualityVerdict,
     coverage_request,
     gold_request,
     molecular_request,
@@ -47,14 +53,16 @@ def deriver_model(settings: ModelSettings) -> ChatModel:
     return build_model(Stage.DERIVER, settings, local_factory=lambda _s: LocalReasoner())
 
 
+POOLED = ("tuning (pooled)", "held-out (pooled)", "all (pooled)")
+
+
 def _pooled(counts: dict[str, Any], new: Any) -> dict[str, Any]:
-    """Per-conversation counts plus a pooled row per split and overall."""
-    rows: dict[str, Any] = {}
+    """Per-conversation counts, then a pooled row per split present and one overall."""
+    rows: dict[str, Any] = dict(counts)
     for case_id, c in counts.items():
-        rows[case_id] = c
         for name in (f"{split_of(case_id)} (pooled)", "all (pooled)"):
             rows.setdefault(name, new()).add(c)
-    return {k: rows[k] for k in [*counts, *sorted(set(rows) - set(counts))]}
+    return {k: rows[k] for k in [*counts, *(p for p in POOLED if p in rows)]}
 
 
 async def run_offline(
@@ -84,11 +92,15 @@ async def run_offline(
     return summary
 
 
-def _describe(req: ModelRequest, model: str) -> str:
+def _describe(req: ModelRequest, model: str, output: type[BaseModel] | None = None) -> str:
     sizes = ", ".join(f"{m.role} {len(m.text())} chars" for m in req.messages)
     head = req.system[:70].replace("\n", " ")
-    tools = ", ".join(t.name for t in req.tools) or "(structured output tool added per call)"
-    return f"  model={model} stage={req.stage.value} tools={tools}\n    system: {head}...\n    messages: {sizes}"
+    # A judge's tool is added by ``structured`` at call time: its name is its output's.
+    tool = output.__name__ if output is not None else ", ".join(t.name for t in req.tools)
+    return (
+        f"  model={model} stage={req.stage.value} forced tool={tool}\n"
+        f"    system: {head}...\n    messages: {sizes}"
+    )
 
 
 def dry_run(args: argparse.Namespace, cases: list[Case]) -> None:
@@ -111,13 +123,15 @@ def dry_run(args: argparse.Namespace, cases: list[Case]) -> None:
         session, target = units[0]
         trace = new_trace(case, session, target, session_messages(case, session, count))
         obs = ["<observation>"]
-        for name, req in (
-            ("gold facts", gold_request(trace)),
-            ("coverage labels", coverage_request(["<gold fact>"], obs)),
-            ("quality flags", quality_request(trace, obs)),
-            ("molecular", molecular_request(obs)),
-        ):
-            print(f"  judge, {name} (per unit):\n" + _describe(req, judge))
+        judged: tuple[tuple[str, ModelRequest, type[BaseModel]], ...] = (
+            ("gold facts", gold_request(trace), GoldFacts),
+            ("coverage labels", coverage_request(["<gold fact>"], obs), CoverageLabels),
+            ("quality flags", quality_request(trace, obs), QualityVerdict),
+            ("molecular", molecular_request(obs), MolecularScores),
+        )
+        print(f"  judges, on {trace.key} (observations and gold facts as placeholders):")
+        for name, req, output in judged:
+            print(f"  judge, {name} (per unit):\n" + _describe(req, judge, output))
 
 
 async def run_judged(
