@@ -75,7 +75,9 @@ def main(args: argparse.Namespace) -> int:
     """Run the benchmark chosen in ``args``; the process exit code."""
     source = args.corpus if args.benchmark == "deriver" else args.benchmark
     data = args.data = args.data or default_data(source)
-    out: Path = args.out or Path("bench-out") / args.benchmark
+    out: Path = args.out or Path("bench-out") / (
+        f"deriver-{source}" if args.benchmark == "deriver" else args.benchmark
+    )
     cases = load_cases(source, data, args.limit, args.questions)
     summary: dict[str, object] | None
     if args.benchmark == "deriver":
