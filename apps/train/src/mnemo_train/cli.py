@@ -58,6 +58,9 @@ def _data(args: argparse.Namespace) -> int:
             print("stage 7 needs two judge models (--judge-a, --judge-b, or a provider key); "
                   "--no-judges skips it", file=sys.stderr)  # fmt: skip
             return 2
+        if args.judge_a == args.judge_b:
+            print("warning: both judges are the same model; their agreement says little",
+                  file=sys.stderr)  # fmt: skip
         judges = (_model(JUDGE_STAGE, args.judge_a), _model(JUDGE_STAGE, args.judge_b))
     root = args.benchmarks or Path(
         os.environ.get("MNEMO_DATASETS", Path.cwd().parent / "shared" / "datasets")
