@@ -22,6 +22,7 @@ import httpx
 import psycopg
 import pytest
 
+from mnemo_cli.migrations import migrate_all_blocking
 from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
 
 pytestmark = pytest.mark.integration
@@ -72,12 +73,15 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     local.stop()
 
 
-def new_database(admin_url: str) -> str:
-    """Create an empty database; return its URL."""
+def new_database(admin_url: str, migrated: bool = True) -> str:
+    """Create a database with Mnemo's schema (or, with ``migrated=False``, none); its URL."""
     name = f"mnemo_test_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+    url = admin_url.rsplit("/", 1)[0] + f"/{name}"
+    if migrated:
+        migrate_all_blocking(url)
+    return url
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from typing import Any
 
 from mnemo_context.adapters.postgres import PostgresReads
 from mnemo_context.domain import MessageWindow
-from mnemo_projector.tables import create_tables
 from mnemo_runtime.pg import open_pool
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,8 +30,7 @@ def expected(
 
 
 async def load_messages(conn: Any, rows: list[tuple[Any, ...]]) -> None:
-    """The tables, and ``rows`` of (workspace, id, session, seq, peer, content, tokens, at)."""
-    await create_tables(conn)
+    """``rows`` of (workspace, id, session, seq, peer, content, tokens, at)."""
     async with conn.cursor().copy(
         "COPY messages (workspace, id, session_id, seq, peer_id, content, token_count,"
         " created_at) FROM STDIN"

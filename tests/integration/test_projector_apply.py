@@ -10,7 +10,7 @@ import psycopg
 from mnemo_projector.domain import apply_batch, messages_only
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.runner import advance_guarded, read_position
-from mnemo_projector.tables import PROJECTION, create_tables
+from mnemo_projector.tables import PROJECTION
 from mnemo_runtime.pg import open_pool
 from mnemo_schema.events import MessagePosted, Representation, SessionCreated
 
@@ -39,7 +39,6 @@ async def test_a_batch_of_messages_is_one_guarded_statement(fresh_database):
     pool = await open_pool(fresh_database)
     try:
         async with pool.connection() as conn:
-            await create_tables(conn)
             await conn.execute(
                 "UPDATE projection_positions SET seq = 5 WHERE name = %s", (PROJECTION,)
             )

@@ -18,12 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from mnemo_cli.migrations import migrate_all
 from mnemo_context.app import build_service
 from mnemo_context.handlers import ContextService
-from mnemo_projector.tables import create_tables
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.embeddings.bench import benchmark_sentences
-from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.pg import open_pool
 from mnemo_runtime.process import settle_heap
@@ -206,9 +205,7 @@ async def bench_get_context(
         "budget": DEFAULT_CONTEXT_TOKENS, "optimized_index": optimize, "sizes": {},
     }  # fmt: skip
     try:
-        async with pool.connection() as conn:
-            await create_tables(conn)
-            await create_memory_tables(conn)
+        await migrate_all(database_url)
         with tempfile.TemporaryDirectory() as folder:
             index = EdgeVectorIndex(Path(folder))
             await index.ensure(embedder.dimension, embedder.model_name)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import uvicorn
 from faststream.nats import NatsBroker
 
+from mnemo_cli.migrations import migrate_all
 from mnemo_context.app import run as run_context
 from mnemo_deriver.app import run as run_deriver
 from mnemo_deriver.settings import DeriverSettings
@@ -28,7 +29,6 @@ from mnemo_projector.app import build_memory
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
-from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.process import settle_heap
 from mnemo_runtime.settings import InfraSettings
@@ -49,6 +49,8 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     configure_logging(infra_settings.log_level, infra_settings.log_format)
     configure_tracing("mnemo")
     nats_url, db_url = infra_settings.require_urls()
+    if infra_settings.migrate_on_start:
+        await migrate_all(db_url)
     # Every stage shares this pool in the all-in-one process.
     infra = await open_infra(nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24)
     stop = asyncio.Event()
@@ -74,9 +76,6 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     try:
         projector = build_projector(ps, infra.nc, infra.js, infra.pool)
         await projector.setup()
-        async with infra.pool.connection() as conn:
-            # Read by the queue status and the stages whichever process projects memory.
-            await create_memory_tables(conn)
         if "projector" in components and ps.entities:
             tasks.append(asyncio.create_task(projector.run(stop)))
         if "projector" in components and ps.memory and memory is not None:

@@ -18,6 +18,9 @@ class InfraSettings(BaseSettings):
     state_dir: Path = Field(default=Path(".local"), alias="MNEMO_STATE_DIR")
     log_level: str = Field(default="info", alias="MNEMO_LOG_LEVEL")
     log_format: str = Field(default="json", alias="MNEMO_LOG_FORMAT")
+    # Each process brings the schema up to date before it starts (serialised by one lock);
+    # off where a deployment runs ``mnemo migrate`` as a step of its own.
+    migrate_on_start: bool = Field(default=True, alias="MNEMO_MIGRATE_ON_START")
 
     def require_urls(self) -> tuple[str, str]:
         """Both URLs, or an error naming the missing one."""

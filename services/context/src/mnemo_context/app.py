@@ -14,6 +14,7 @@ from mnemo_context.handlers import ContextService
 from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.migrate import package_migrations
 from mnemo_schema import subjects
 from mnemo_schema.context_queries import (
     ContextQuery,
@@ -26,11 +27,12 @@ QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
 
 
+MIGRATIONS = package_migrations("mnemo_context")
+
+
 async def build_service(pool: AsyncConnectionPool, memory: MemoryAdapters | None) -> ContextService:
-    """The handlers over Postgres, with the indexes they rely on created."""
-    reads = PostgresReads(pool)
-    await reads.setup()
-    return ContextService(reads, memory)
+    """The handlers over Postgres (the indexes they rely on come from the migrations)."""
+    return ContextService(PostgresReads(pool), memory)
 
 
 async def serve(nc: NATS, service: ContextService) -> list[Subscription]:

@@ -8,15 +8,18 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_deriver.adapters.bus import consume
-from mnemo_deriver.adapters.progress import PgProgress, create_progress_table
+from mnemo_deriver.adapters.progress import PgProgress
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.work import DeadLetters
+
+MIGRATIONS = package_migrations("mnemo_deriver")
 
 
 def build_deriver_model(ledger: UsageLedger | None = None) -> ChatModel:
@@ -36,8 +39,6 @@ async def run(
     """Run the deriver until ``stop``."""
     dead = DeadLetters(js, "deriver")
     await dead.ensure()
-    async with pool.connection() as conn:
-        await create_progress_table(conn)
     service = DeriverService(
         settings,
         model or build_deriver_model(),

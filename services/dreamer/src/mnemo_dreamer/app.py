@@ -10,15 +10,17 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, tick
 from mnemo_dreamer.adapters.memory import PgMemory
-from mnemo_dreamer.adapters.schedule import PgSchedule, create_schedule_table
+from mnemo_dreamer.adapters.schedule import PgSchedule
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import EventPublisher
-from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+
+MIGRATIONS = package_migrations("mnemo_dreamer")
 
 STAGES = (Stage.DREAMER_DEDUCTION, Stage.DREAMER_INDUCTION)
 
@@ -41,9 +43,6 @@ async def run(
     """Run the dreamer until ``stop``."""
     del nc
     settings = DreamerSettings()
-    async with pool.connection() as conn:
-        await create_memory_tables(conn)
-        await create_schedule_table(conn)
     dreamer = Dreamer(
         settings,
         build_dreamer_models(),

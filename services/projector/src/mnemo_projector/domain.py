@@ -158,26 +158,6 @@ def _cfg_or_none(value: Any) -> Jsonb | None:
     return None if value is None else _cfg(value)
 
 
-FUNCTIONS = """
-CREATE OR REPLACE FUNCTION mnemo_delete_session(ws text, sid text) RETURNS void AS $$
-BEGIN
-    DELETE FROM messages WHERE workspace = ws AND session_id = sid;
-    DELETE FROM summaries WHERE workspace = ws AND session_id = sid;
-    DELETE FROM session_peers WHERE workspace = ws AND session_id = sid;
-    DELETE FROM sessions WHERE workspace = ws AND id = sid;
-END $$ LANGUAGE plpgsql;
-CREATE OR REPLACE FUNCTION mnemo_delete_workspace(ws text) RETURNS void AS $$
-BEGIN
-    DELETE FROM messages WHERE workspace = ws;
-    DELETE FROM summaries WHERE workspace = ws;
-    DELETE FROM session_peers WHERE workspace = ws;
-    DELETE FROM sessions WHERE workspace = ws;
-    DELETE FROM peers WHERE workspace = ws;
-    DELETE FROM workspaces WHERE id = ws;
-END $$ LANGUAGE plpgsql;
-"""
-
-
 async def _insert_messages(cur: Any, records: list[dict[str, Any]]) -> None:
     # One statement per run of consecutive messages: a round trip per batch, not per message.
     await cur.execute(_INSERT_MESSAGES, (messages_json(records),))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from psycopg import AsyncConnection
 
 from mnemo_projector.domain import Statement, apply_batch, messages_only
-from mnemo_projector.tables import PROJECTION, create_tables
+from mnemo_projector.tables import PROJECTION
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
@@ -21,7 +21,7 @@ class EntityProjection:
     pipelined = True  # apply() only writes
 
     async def setup(self, conn: AsyncConnection) -> None:
-        await create_tables(conn)
+        """Nothing beyond the migrations."""
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         await apply_batch(conn, batch)

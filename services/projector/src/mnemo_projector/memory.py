@@ -21,7 +21,7 @@ from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.rules import content_key, salient_tokens
 from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.memory.tables import MEMORY_PROJECTION, create_memory_tables
+from mnemo_runtime.memory.tables import MEMORY_PROJECTION
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
@@ -88,7 +88,7 @@ class MemoryProjection:
         self._counter = TokenCounter()
 
     async def setup(self, conn: AsyncConnection) -> None:
-        await create_memory_tables(conn)
+        del conn  # the tables come from the migrations
         await self._index.ensure(self._embedder.dimension, self._embedder.model_name)
 
     def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:  # noqa: ARG002

@@ -12,8 +12,6 @@ from mnemo_context.domain import Observation
 from mnemo_context.ports import StoredSummary, WindowPage
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 
-# Full-text search over messages; observations already carry their own (memory tables).
-DDL = "CREATE INDEX IF NOT EXISTS messages_fts ON messages USING gin (to_tsvector('english', content))"
 MSG_COLS = (
     "workspace AS workspace_id, id, session_id, seq, peer_id, content, metadata, token_count,"
     " created_at"
@@ -68,11 +66,6 @@ def _session(session_id: str | None, column: str = "session_id") -> tuple[str, l
 class PostgresReads:
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self._pool = pool
-
-    async def setup(self) -> None:
-        """Create the indexes the reads rely on (idempotent)."""
-        async with self._pool.connection() as conn:
-            await conn.execute(DDL)
 
     async def _all(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Row]:
         async with self._pool.connection() as conn:

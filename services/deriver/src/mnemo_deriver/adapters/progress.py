@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
-
-DDL = """
-CREATE TABLE IF NOT EXISTS deriver_progress (
-    workspace text NOT NULL,
-    session_id text NOT NULL,
-    observer text NOT NULL,
-    observed text NOT NULL,
-    in_progress bigint NOT NULL DEFAULT 0,
-    done bigint NOT NULL DEFAULT 0,
-    -- Stream position of the newest observation published for this unit: until the memory
-    -- projection has applied it, the work is not yet visible to readers.
-    last_seq bigint NOT NULL DEFAULT 0,
-    PRIMARY KEY (workspace, session_id, observer, observed)
-);
-"""
 
 Units = dict[tuple[str, str, str, str], int]
 
@@ -31,12 +15,6 @@ ON CONFLICT (workspace, session_id, observer, observed) DO UPDATE SET
     done = deriver_progress.done + EXCLUDED.done,
     last_seq = GREATEST(deriver_progress.last_seq, EXCLUDED.last_seq)
 """
-
-
-async def create_progress_table(conn: AsyncConnection) -> None:
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(872363)")
-        await conn.execute(DDL)
 
 
 class PgProgress:

@@ -15,33 +15,8 @@ from mnemo_dreamer.domain import Schedule, on_completed
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.vectors.ports import Scope
 
-DDL = """
-CREATE TABLE IF NOT EXISTS dream_schedule (
-    workspace text NOT NULL,
-    observer text NOT NULL,
-    observed text NOT NULL,
-    explicit_count integer NOT NULL DEFAULT 0,
-    explicit_at_last_dream integer NOT NULL DEFAULT 0,
-    last_dream_at timestamptz,
-    last_activity_at timestamptz,
-    due_at timestamptz,
-    due_event_id text,
-    -- The stream position of the last explicit observation counted: counting is idempotent.
-    applied_seq bigint NOT NULL DEFAULT 0,
-    PRIMARY KEY (workspace, observer, observed)
-);
-CREATE INDEX IF NOT EXISTS dream_schedule_due ON dream_schedule (due_at)
-    WHERE due_at IS NOT NULL AND due_event_id IS NULL;
-"""
 _COLUMNS = [f.name for f in fields(Schedule)]
 _KEY = "workspace = %s AND observer = %s AND observed = %s"
-
-
-async def create_schedule_table(conn: AsyncConnection) -> None:
-    """Create the table if missing (idempotent; serialised by an advisory lock)."""
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(872367)")
-        await conn.execute(DDL)
 
 
 def _key(scope: Scope) -> tuple[str, str, str]:
