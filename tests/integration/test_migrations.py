@@ -50,7 +50,9 @@ async def test_a_database_made_by_the_earlier_schema_code_upgrades(pg_admin_url)
     # Deployments from before the migrations have the tables already (created IF NOT EXISTS).
     url = new_database(pg_admin_url, migrated=False)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE TABLE projection_positions (name text PRIMARY KEY, seq bigint NOT NULL)")
+        conn.execute(
+            "CREATE TABLE projection_positions (name text PRIMARY KEY, seq bigint NOT NULL)"
+        )
         conn.execute("INSERT INTO projection_positions VALUES ('pg', 42)")
     await migrate_all(url)
     with psycopg.connect(url) as conn:
