@@ -26,19 +26,30 @@ from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
 from mnemo_projector.app import build_memory
+from mnemo_projector.runner import Projector
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
+from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
 from mnemo_runtime.process import settle_heap
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
+from mnemo_schema import subjects
+from mnemo_schema.dreams import DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE
 from mnemo_summarizer.app import run as run_summarizer
 
 ALL = (
     "projector", "ingest", "deriver", "summarizer", "dreamer", "context", "dialectic", "gateway",
 )  # fmt: skip
 log = get_logger("mnemo.serve")
+
+# The durable consumers each stage reads (durable -> stage), for its metrics.
+STAGE_DURABLES: dict[str, dict[str, str]] = {
+    "deriver": {subjects.DERIVER_DURABLE: "deriver"},
+    "summarizer": {subjects.SUMMARIZER_DURABLE: "summarizer"},
+    "dreamer": {DREAMER_DURABLE: "dreamer", DREAM_SCHEDULER_DURABLE: "dreamer-schedule"},
+}
 
 
 async def serve(components: Sequence[str], infra_settings: InfraSettings) -> None:
@@ -73,10 +84,14 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         if needs_memory
         else None
     )
+    ops: OpsServer | None = None
+    durables = {d: s for c in components for d, s in STAGE_DURABLES.get(c, {}).items()}
+    projections: dict[str, Projector] = {}
     try:
         projector = build_projector(ps, infra.nc, infra.js, infra.pool)
         await projector.setup()
         if "projector" in components and ps.entities:
+            projections[projector.projection.name] = projector
             tasks.append(asyncio.create_task(projector.run(stop)))
         if "projector" in components and ps.memory and memory is not None:
             memory_projector = build_memory(
@@ -84,6 +99,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
                 near_distance=memory_settings.near_duplicate_distance,
             )  # fmt: skip
             await memory_projector.setup()
+            projections[memory_projector.projection.name] = memory_projector
             tasks.append(asyncio.create_task(memory_projector.run(stop)))
         if "deriver" in components:
             tasks.append(
@@ -115,6 +131,15 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             )  # fmt: skip
             server = uvicorn.Server(config)
             tasks.append(asyncio.create_task(server.serve()))
+        watch = BusWatch(
+            durables=durables,
+            dead_letter_stages=(
+                *sorted(set(durables.values()) - {"dreamer-schedule"}),
+                *(f"projector-{name}" for name in projections),
+            ),
+            projections={name: p.pending for name, p in projections.items()},
+        )
+        ops = await start_ops(infra.nc, infra.js, infra.pool, watch)
         settle_heap()
         log.info("mnemo.started", components=list(components))
         await stop.wait()
@@ -125,6 +150,8 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         stop.set()
         if tasks:
             await asyncio.wait(tasks, timeout=10)
+        if ops is not None:
+            await ops.close()
         if broker is not None:
             await broker.stop()
         if memory is not None:

@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters, MemorySettings, open_memory
+from mnemo_runtime.ops import BusWatch, start_ops
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 
@@ -49,12 +50,15 @@ async def run_service(name: str, body: Body) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    ops = await start_ops(infra.nc, infra.js, infra.pool, BusWatch())
     log.info("service.started", service=name)
     settle_heap()
     try:
         await body(infra, stop)
     finally:
         log.info("service.stopping", service=name)
+        if ops is not None:
+            await ops.close()
         await infra.close()
 
 

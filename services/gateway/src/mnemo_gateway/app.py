@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -9,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
 from psycopg_pool import AsyncConnectionPool
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus, LocalIngest
@@ -32,6 +33,7 @@ from mnemo_gateway.routes import (
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_gateway.store import ReadStore
 from mnemo_gateway.watermark import ProjectionWatermark
+from mnemo_runtime.metrics import HTTP_REQUEST_SECONDS
 from mnemo_schema import subjects
 
 
@@ -91,9 +93,14 @@ def build_app(
     return _Edge(app, HotPath(app, services), settings.max_body_bytes)  # type: ignore[return-value]
 
 
+# Label values stay bounded whatever clients send.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 class _Edge:
     """Pure ASGI middleware refusing oversized bodies (413) before they are read; the rest goes
-    to ``inner`` (the direct path for posting messages, then FastAPI).
+    to ``inner`` (the direct path for posting messages, then FastAPI). It times every request
+    into the latency histogram, labelled by the matched route's template.
 
     FastAPI itself opens the server span of each request (and continues an incoming traceparent).
 
@@ -116,6 +123,25 @@ class _Edge:
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return
+        started = time.perf_counter()
+        status = 500  # what the client sees if the app fails before it answers
+
+        async def timed_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, timed_send)
+        finally:
+            route = getattr(scope.get("route"), "path", "unmatched")
+            method = scope["method"] if scope["method"] in _METHODS else "other"
+            HTTP_REQUEST_SECONDS.labels(method, route, str(status)).observe(
+                time.perf_counter() - started
+            )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         for key, value in scope["headers"]:
             if key == b"content-length" and value.isdigit() and int(value) > self.max_body:
                 response = JSONResponse(

@@ -28,6 +28,8 @@ from mnemo_gateway.routes.messages import IDEMPOTENCY_KEY_MAX, create_messages, 
 from mnemo_runtime.tracing import extract_context, tracer
 
 ROUTE = router.prefix  # the create route is the router's root
+# FastAPI records the matched route in the scope; this path does too, for the latency metric.
+_CREATE = next(r for r in router.routes if getattr(r, "path", None) == ROUTE)
 _PATH = re.compile(r"/v3/workspaces/([^/]+)/sessions/([^/]+)/messages")
 _tracer = tracer("mnemo.gateway")
 
@@ -53,6 +55,7 @@ class HotPath:
             await self.app(scope, _replay(body, complete, receive), send)
             return
         batch, key = accepted
+        scope["route"] = _CREATE
         workspace_id, session_id = match.group(1), match.group(2)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         with _tracer.start_as_current_span(

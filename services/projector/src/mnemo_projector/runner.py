@@ -138,7 +138,7 @@ class Projector:
         stop = asyncio.Event()
         task = asyncio.create_task(self.run(stop))
         try:
-            while await self._pending() > 0:
+            while await self.pending() > 0:
                 await asyncio.sleep(0.02)
                 if task.done():
                     task.result()
@@ -147,7 +147,7 @@ class Projector:
             await task
         return self.applied
 
-    async def _pending(self) -> int:
+    async def pending(self) -> int:
         """Events of this projection's filter after the applied position."""
         sub = await self._js.pull_subscribe(
             self.projection.filter_subject,

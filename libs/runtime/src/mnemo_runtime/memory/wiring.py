@@ -9,6 +9,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_runtime.embeddings import LOCAL_EMBEDDER_KINDS, Embedder, build_embedder
+from mnemo_runtime.embeddings.metered import MeteredEmbedder
 from mnemo_runtime.vectors import VectorIndex, build_vector_index
 
 
@@ -44,7 +45,9 @@ async def open_memory(settings: MemorySettings, state_dir: Path) -> MemoryAdapte
     """The embedder and an index ready for its model and dimension."""
     workers = settings.embed_workers if settings.embedder in LOCAL_EMBEDDER_KINDS else None
     query_int8 = settings.embed_query_int8 if settings.embedder == "minilm" else None
-    embedder = build_embedder(settings.embedder, workers=workers, query_int8=query_int8)
+    embedder = MeteredEmbedder(
+        build_embedder(settings.embedder, workers=workers, query_int8=query_int8)
+    )
     path = settings.qdrant_path or (state_dir / "qdrant")
     path.mkdir(parents=True, exist_ok=True)
     index = build_vector_index(settings.qdrant_url, path)

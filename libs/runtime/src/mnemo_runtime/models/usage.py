@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from mnemo_runtime.metrics import observe_model_call
 from mnemo_runtime.models.ports import Stage, Usage
 
 
@@ -43,6 +44,14 @@ class UsageLedger:
 
     def record(self, stage: Stage, usage: Usage, *, latency_ms: float, retries: int) -> None:
         """Account one successful call."""
+        observe_model_call(
+            stage.value,
+            ok=True,
+            latency_ms=latency_ms,
+            retries=retries,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        )
         self._add(
             stage,
             StageUsage(
@@ -56,6 +65,7 @@ class UsageLedger:
 
     def record_failure(self, stage: Stage, *, latency_ms: float, retries: int) -> None:
         """Account one call that ended in an error."""
+        observe_model_call(stage.value, ok=False, latency_ms=latency_ms, retries=retries)
         self._add(stage, StageUsage(calls=1, failures=1, retries=retries, latency_ms=latency_ms))
 
     def stage(self, stage: Stage) -> StageUsage:
