@@ -34,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "rebuild", help="drop the entity and message tables and rebuild them from the log"
     )
+    sub.add_parser(
+        "migrate",
+        help="create or update the streams, stage consumers and database tables (idempotent)",
+    )
     d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
     d.add_argument("--conversation", default="conv-26")
     d.add_argument("--sessions", type=int, default=100, help="at most this many sessions")
@@ -81,6 +85,10 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_cli.rebuild import rebuild
 
         asyncio.run(rebuild(settings))
+    elif args.command == "migrate":
+        from mnemo_cli.migrate import migrate
+
+        asyncio.run(migrate(settings))
     elif args.command == "demo":
         from mnemo_cli.demo import demo
 

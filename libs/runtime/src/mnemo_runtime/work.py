@@ -77,6 +77,27 @@ async def decode_or_park(m: Msg, dead: DeadLetters) -> Event | None:
         return None
 
 
+def stage_consumer(
+    filter_subject: str,
+    durable: str,
+    *,
+    ack_wait: float,
+    max_ack_pending: int = 20_000,
+    deliver_all: bool = True,
+) -> ConsumerConfig:
+    """A stage's durable, explicitly acknowledged consumer: what the stage binds to, and what
+    ``mnemo migrate`` creates (or updates) ahead of it."""
+    return ConsumerConfig(
+        durable_name=durable,
+        filter_subject=filter_subject,
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL if deliver_all else DeliverPolicy.NEW,
+        ack_wait=ack_wait,
+        max_ack_pending=max_ack_pending,
+        max_deliver=-1,
+    )
+
+
 async def durable_batches(
     js: JetStreamContext,
     filter_subject: str,
@@ -96,13 +117,7 @@ async def durable_batches(
         filter_subject,
         durable=durable,
         stream=subjects.STREAM,
-        config=ConsumerConfig(
-            ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy=DeliverPolicy.ALL if deliver_all else DeliverPolicy.NEW,
-            ack_wait=ack_wait,
-            max_ack_pending=20_000,
-            max_deliver=-1,
-        ),
+        config=stage_consumer(filter_subject, durable, ack_wait=ack_wait, deliver_all=deliver_all),
     )
     while not stop.is_set():
         try:

@@ -5,10 +5,21 @@ from __future__ import annotations
 import asyncio
 
 from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig
 
 from mnemo_deriver.service import DeriverService
-from mnemo_runtime.work import DeadLetters, message_deliveries
+from mnemo_deriver.settings import DeriverSettings
+from mnemo_runtime.work import DeadLetters, message_deliveries, stage_consumer
 from mnemo_schema import subjects
+
+
+def consumers(settings: DeriverSettings) -> list[ConsumerConfig]:
+    """The deriver's durable consumer, as ``consume`` binds to it."""
+    return [
+        stage_consumer(
+            subjects.MESSAGE_FILTER, subjects.DERIVER_DURABLE, ack_wait=settings.ack_wait_s
+        )
+    ]
 
 
 async def consume(

@@ -8,11 +8,12 @@ import contextlib
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.api import ConsumerConfig
 
 from mnemo_dreamer.service import Dreamer
+from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.work import DeadLetters, decode_or_park, durable_batches
+from mnemo_runtime.work import DeadLetters, decode_or_park, durable_batches, stage_consumer
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
 from mnemo_schema.observations import ObservationWritten
@@ -22,14 +23,20 @@ LOCKED_RETRY_S = 5.0
 FAILED_RETRY_S = 30.0
 
 
-def _config(ack_wait: float, pending: int) -> ConsumerConfig:
-    return ConsumerConfig(
-        ack_policy=AckPolicy.EXPLICIT,
-        deliver_policy=DeliverPolicy.ALL,
-        ack_wait=ack_wait,
-        max_ack_pending=pending,
-        max_deliver=-1,
-    )
+# The schedule's consumer only counts observations: a short redelivery wait is enough.
+SCHEDULE_ACK_WAIT_S = 30.0
+
+
+def consumers(settings: DreamerSettings) -> list[ConsumerConfig]:
+    """The dreamer's durable consumers: the schedule's, then the dreams'."""
+    return [
+        stage_consumer(
+            subjects.OBSERVATION_FILTER, DREAM_SCHEDULER_DURABLE, ack_wait=SCHEDULE_ACK_WAIT_S
+        ),
+        stage_consumer(
+            DREAM_FILTER, DREAMER_DURABLE, ack_wait=settings.ack_wait_s, max_ack_pending=1_000
+        ),
+    ]
 
 
 async def _fetch(sub: JetStreamContext.PullSubscription, n: int) -> list[Msg]:
@@ -44,7 +51,12 @@ async def consume_observations(js: JetStreamContext, dreamer: Dreamer, stop: asy
     dead = DeadLetters(js, "dreamer")
     await dead.ensure()
     async for msgs in durable_batches(
-        js, subjects.OBSERVATION_FILTER, DREAM_SCHEDULER_DURABLE, stop, fetch=200, ack_wait=30.0
+        js,
+        subjects.OBSERVATION_FILTER,
+        DREAM_SCHEDULER_DURABLE,
+        stop,
+        fetch=200,
+        ack_wait=SCHEDULE_ACK_WAIT_S,
     ):
         for m in msgs:
             event = await decode_or_park(m, dead)
@@ -71,7 +83,7 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
         DREAM_FILTER,
         durable=DREAMER_DURABLE,
         stream=subjects.STREAM,
-        config=_config(cfg.ack_wait_s, 1_000),
+        config=consumers(cfg)[1],
     )
     dead = DeadLetters(js, "dreamer")
     await dead.ensure()

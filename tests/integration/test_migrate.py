@@ -1,0 +1,73 @@
+"""``mnemo migrate`` (the chart's pre-install / pre-upgrade Job) on real NATS and Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import nats
+import psycopg
+
+from mnemo_schema import subjects
+from mnemo_schema.dreams import DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE
+
+DURABLES = {
+    subjects.DERIVER_DURABLE,
+    subjects.SUMMARIZER_DURABLE,
+    DREAMER_DURABLE,
+    DREAM_SCHEDULER_DURABLE,
+}
+
+
+def _migrate(nats_url: str, db: str, **env: str) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "mnemo_cli", "migrate"],
+        env={**os.environ, "NATS_URL": nats_url, "DATABASE_URL": db, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
+async def _consumers(nats_url: str) -> dict[str, float]:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        infos = await js.consumers_info(subjects.STREAM)
+        await js.stream_info(subjects.DEAD_LETTER_STREAM)  # raises if missing
+        return {i.name: float(i.config.ack_wait or 0) for i in infos}
+    finally:
+        await nc.close()
+
+
+def test_migrate_creates_streams_consumers_and_tables_and_updates_on_rerun(
+    own_nats: str, fresh_database: str
+) -> None:
+    out = _migrate(own_nats, fresh_database)
+    assert "consumer deriver" in out
+    acks = asyncio.run(_consumers(own_nats))
+    assert set(acks) == DURABLES
+    assert acks[subjects.DERIVER_DURABLE] == 120.0
+    with psycopg.connect(fresh_database) as conn:
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        }
+        indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
+    assert {
+        "projection_positions", "workspaces", "peers", "sessions", "session_peers", "messages",
+        "summaries", "observations", "observation_sources", "peer_cards", "deriver_progress",
+        "dream_schedule",
+    } <= tables  # fmt: skip
+    assert "messages_fts" in indexes
+    # An upgrade that changes a stage's settings updates its consumer in place.
+    _migrate(own_nats, fresh_database, MNEMO_DERIVER_ACK_WAIT_S="45")
+    acks = asyncio.run(_consumers(own_nats))
+    assert acks[subjects.DERIVER_DURABLE] == 45.0
+    assert set(acks) == DURABLES
