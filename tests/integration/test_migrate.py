@@ -61,10 +61,19 @@ def test_migrate_creates_streams_consumers_and_tables_and_updates_on_rerun(
         }
         indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
     assert {
-        "projection_positions", "workspaces", "peers", "sessions", "session_peers", "messages",
-        "summaries", "observations", "observation_sources", "peer_cards", "deriver_progress",
+        "projection_positions",
+        "workspaces",
+        "peers",
+        "sessions",
+        "session_peers",
+        "messages",
+        "summaries",
+        "observations",
+        "observation_sources",
+        "peer_cards",
+        "deriver_progress",
         "dream_schedule",
-    } <= tables  # fmt: skip
+    } <= tables
     assert "messages_fts" in indexes
     # An upgrade that changes a stage's settings updates its consumer in place.
     _migrate(own_nats, fresh_database, MNEMO_DERIVER_ACK_WAIT_S="45")

