@@ -119,14 +119,19 @@ async def durable_batches(
         stream=subjects.STREAM,
         config=stage_consumer(filter_subject, durable, ack_wait=ack_wait, deliver_all=deliver_all),
     )
-    while not stop.is_set():
-        try:
-            msgs = await sub.fetch(1, timeout=0.25)
-            with contextlib.suppress(TimeoutError, NatsTimeout):
-                msgs += await sub.fetch(fetch - 1, timeout=0.002)
-        except (TimeoutError, NatsTimeout):
-            continue
-        yield msgs
+    try:
+        while not stop.is_set():
+            try:
+                msgs = await sub.fetch(1, timeout=0.25)
+                with contextlib.suppress(TimeoutError, NatsTimeout):
+                    msgs += await sub.fetch(fetch - 1, timeout=0.002)
+            except (TimeoutError, NatsTimeout):
+                continue
+            yield msgs
+    finally:
+        # Left subscribed, the fetch inbox holds the connection's drain until its timeout (30 s).
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,9 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
         for t in list(running):
             t.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        # Left subscribed, the fetch inbox holds the connection's drain until its timeout.
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
 
 
 async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore, dead: DeadLetters) -> None:
