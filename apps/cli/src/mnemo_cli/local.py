@@ -125,6 +125,7 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     logs = settings.state_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     starting: dict[Path, tuple[Path, int]] = {}
+    metrics = metrics_ports(layout, os.environ.get("MNEMO_METRICS_PORT"))
     for name, extra in layout.items():
         pidfile = run / f"{name}.pid"
         if read_pid(pidfile) is not None:
@@ -134,14 +135,26 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "mnemo_cli", "serve"],
-                env={**env, **extra}, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                env={**env, **extra, **metrics.get(name, {})}, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 start_new_session=True, preexec_fn=priorities[name],
             )  # fmt: skip
         pidfile.write_text(str(proc.pid))
         print(f"Mnemo     {name}: pid {proc.pid}, log {log}")
+        if name in metrics:
+            print(
+                f"          metrics http://127.0.0.1:{metrics[name]['MNEMO_METRICS_PORT']}/metrics"
+            )
     _wait_ready(url, timeout, [run / f"{name}.pid" for name in layout], starting)
     print(f"Gateway   {url}  (ready; OpenAPI at {url}/openapi.json)")
     return url
+
+
+def metrics_ports(layout: dict[str, dict[str, str]], base: str | None) -> dict[str, dict[str, str]]:
+    """Each process's operations port: ``MNEMO_METRICS_PORT``, then the next ones, in layout
+    order (the processes share this host's ports); nothing when it is unset."""
+    if not base:
+        return {}
+    return {name: {"MNEMO_METRICS_PORT": str(int(base) + i)} for i, name in enumerate(layout)}
 
 
 def _started(log: Path, offset: int) -> bool:
