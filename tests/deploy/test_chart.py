@@ -9,6 +9,7 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 from prometheus_client import REGISTRY
 
 from mnemo_cli.migrate import stage_consumers
@@ -32,6 +33,7 @@ CASES = {"default": ((), False), "minimal": (("minimal-values.yaml",), False)} |
 }
 K8S_VERSION = "1.35.0"  # kubectl v1.35 ships beside helm in the pinned package
 CRD_KINDS = {"ServiceMonitor", "ScaledObject"}
+CRDS = ("monitoring.coreos.com/v1/ServiceMonitor", "keda.sh/v1alpha1/ScaledObject")
 SINGLETONS = {
     "ingest",
     "projector",
@@ -321,3 +323,38 @@ def test_keda_cannot_scale_a_worker_past_one_replica(chart: Any) -> None:
         ("full-values.yaml",), sets=("services.deriver.keda.maxReplicaCount=3",), crds=True
     )
     assert "services.deriver.keda.maxReplicaCount must be 1" in err
+
+
+def test_the_umbrella_chart_points_mnemo_at_its_own_nats(chart: Any, tmp_path: Path) -> None:
+    umbrella = CHART.parent / "mnemo-with-nats"
+    meta = yaml.safe_load((umbrella / "Chart.yaml").read_text())
+    deps = {d["name"]: d for d in meta["dependencies"]}
+    assert deps["mnemo"]["repository"] == "file://../mnemo"
+    assert deps["mnemo"]["version"] == yaml.safe_load((CHART / "Chart.yaml").read_text())["version"]
+    assert "nats" in deps
+    values = yaml.safe_load((umbrella / "values.yaml").read_text())
+    assert values["nats"]["config"]["jetstream"]["enabled"] is True
+    # The values the umbrella hands to this chart, rendered by this chart.
+    (tmp_path / "mnemo.yaml").write_text(yaml.safe_dump(values["mnemo"]))
+    out = chart.helm(
+        "template",
+        "m",
+        str(CHART),
+        "-f",
+        str(tmp_path / "mnemo.yaml"),
+        "--set",
+        "keda.enabled=true",
+        *[arg for api in CRDS for arg in ("--api-versions", api)],
+    ).stdout
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    (config,) = [d for d in docs if d["kind"] == "ConfigMap"]
+    assert config["data"]["NATS_URL"] == "nats://m-nats:4222"
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-install,pre-upgrade"
+    endpoints = {
+        t["metadata"]["natsServerMonitoringEndpoint"]
+        for d in docs
+        if d["kind"] == "ScaledObject"
+        for t in d["spec"]["triggers"]
+    }
+    assert endpoints == {"m-nats-headless:8222"}
