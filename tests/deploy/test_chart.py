@@ -310,6 +310,9 @@ def test_the_dashboard_reads_only_metrics_mnemo_exposes(rendered: Any) -> None:
         (("services.gateway.components={gateway,oracle}",), 'unknown component "oracle"'),
         (("keda.enabled=true",), "ScaledObject CRD"),
         (("nats.url=",), "NATS has no source"),
+        # values.schema.json: a misspelt or mistyped value names its path.
+        (("services.deriver.replica=2",), "additional properties 'replica' not allowed"),
+        (("services.gateway.replicas=two",), "/services/gateway/replicas"),
     ],
 )
 def test_the_chart_refuses_what_it_cannot_run(
