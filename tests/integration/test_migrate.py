@@ -13,6 +13,8 @@ import psycopg
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE
 
+from .conftest import new_database
+
 DURABLES = {
     subjects.DERIVER_DURABLE,
     subjects.SUMMARIZER_DURABLE,
@@ -45,8 +47,9 @@ async def _consumers(nats_url: str) -> dict[str, float]:
 
 
 def test_migrate_creates_streams_consumers_and_tables_and_updates_on_rerun(
-    own_nats: str, fresh_database: str
+    own_nats: str, pg_admin_url: str
 ) -> None:
+    fresh_database = new_database(pg_admin_url, migrated=False)
     out = _migrate(own_nats, fresh_database)
     assert "consumer deriver" in out
     acks = asyncio.run(_consumers(own_nats))

@@ -30,7 +30,6 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
     sub.add_parser("down", help="stop what `mnemo up` started")
     sub.add_parser("status", help="show what runs")
-    sub.add_parser("migrate", help="bring the Postgres schema up to date (DATABASE_URL)")
     sub.add_parser(
         "rebuild", help="drop the entity and message tables and rebuild them from the log"
     )
@@ -77,10 +76,6 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_cli import local
 
         getattr(local, args.command)(settings)
-    elif args.command == "migrate":
-        from mnemo_cli.migrations import migrate_command
-
-        asyncio.run(migrate_command(settings))
     elif args.command == "rebuild":
         from mnemo_cli.rebuild import rebuild
 

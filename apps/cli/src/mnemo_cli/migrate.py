@@ -1,28 +1,23 @@
 """``mnemo migrate``: bring the database schema and the bus up to what this release expects.
 
 It creates the event and dead-letter streams, creates (or updates, on an upgrade) every stage's
-durable consumer with the configuration that stage binds to, and creates every service's tables
-and indexes. Each step is idempotent, so it runs before every install or upgrade (the chart's
-pre-install / pre-upgrade Job) and again by hand without harm. The services still create what they
-need at start-up; this only makes sure it exists before any of them starts, under one command.
+durable consumer with the configuration that stage binds to, and applies the schema migrations
+of every service (``mnemo_cli.migrations``). Each step is idempotent, so it runs before every
+install or upgrade (the chart's pre-install / pre-upgrade Job) and again by hand without harm.
+Each ``mnemo serve`` applies pending migrations too, unless ``MNEMO_MIGRATE_ON_START=false``.
 """
 
 from __future__ import annotations
 
 from nats.js.api import ConsumerConfig
 
-from mnemo_context.adapters.postgres import PostgresReads
+from mnemo_cli.migrations import migrate_all
 from mnemo_deriver.adapters.bus import consumers as deriver_consumers
-from mnemo_deriver.adapters.progress import create_progress_table
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_dreamer.adapters.bus import consumers as dreamer_consumers
-from mnemo_dreamer.adapters.schedule import create_schedule_table
 from mnemo_dreamer.settings import DreamerSettings
-from mnemo_projector.tables import create_tables
 from mnemo_runtime.bus import connect, ensure_stream
 from mnemo_runtime.logging import configure_logging, get_logger
-from mnemo_runtime.memory.tables import create_memory_tables
-from mnemo_runtime.pg import open_pool
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.work import DeadLetters
 from mnemo_schema import subjects
@@ -42,7 +37,7 @@ def stage_consumers() -> list[ConsumerConfig]:
 
 
 async def migrate(settings: InfraSettings) -> None:
-    """Create or update the streams, the stage consumers and every table; print what it did."""
+    """Create or update the streams and the stage consumers, migrate the schema; print it."""
     configure_logging(settings.log_level, settings.log_format)
     nats_url, db_url = settings.require_urls()
     nc = await connect(nats_url, "mnemo-migrate")
@@ -57,15 +52,9 @@ async def migrate(settings: InfraSettings) -> None:
             print(f"consumer {config.durable_name} ({config.filter_subject})")
     finally:
         await nc.drain()
-    pool = await open_pool(db_url)
-    try:
-        async with pool.connection() as conn:
-            await create_tables(conn)
-            await create_memory_tables(conn)
-            await create_progress_table(conn)
-            await create_schedule_table(conn)
-        await PostgresReads(pool).setup()
-    finally:
-        await pool.close()
-    print("tables   entities and messages, memory, deriver progress, dream schedule, indexes")
+    applied = await migrate_all(db_url)
+    print(
+        f"schema   {len(applied)} migrations applied"
+        + (f": {', '.join(applied)}" if applied else "")
+    )
     log.info("migrate.done")

@@ -7,7 +7,6 @@ from mnemo_deriver.app import MIGRATIONS as DERIVER
 from mnemo_dreamer.app import MIGRATIONS as DREAMER
 from mnemo_projector.tables import MIGRATIONS as PROJECTOR
 from mnemo_runtime.migrate import RUNTIME_MIGRATIONS, migrate, migrate_blocking
-from mnemo_runtime.settings import InfraSettings
 
 SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, DREAMER, CONTEXT)
 
@@ -20,12 +19,3 @@ async def migrate_all(database_url: str) -> list[str]:
 def migrate_all_blocking(database_url: str) -> list[str]:
     """``migrate_all`` for a caller without an event loop (test fixtures)."""
     return migrate_blocking(database_url, SOURCES)
-
-
-async def migrate_command(settings: InfraSettings) -> None:
-    """``mnemo migrate``: against DATABASE_URL, or the local Postgres of ``mnemo up``."""
-    from mnemo_cli.local import _paths
-
-    _, pg, _ = _paths(settings.state_dir)
-    applied = await migrate_all(settings.database_url or pg.url())
-    print(f"applied {len(applied)} migrations" + (f": {', '.join(applied)}" if applied else ""))
