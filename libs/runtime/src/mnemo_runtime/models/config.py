@@ -1,13 +1,15 @@
 """Which provider and model each stage uses, and the factory that builds it.
 
 ``MNEMO_MODEL_<STAGE>=provider[:model]`` picks per stage (``MNEMO_MODEL_DERIVER=anthropic:
-claude-haiku-4-5``); ``MNEMO_MODEL_DEFAULT`` covers the rest. Without either, the provider follows
-the keys present: Anthropic when ``ANTHROPIC_API_KEY`` is set, else OpenAI-compatible when
-``OPENAI_API_KEY`` is, else the offline local reasoner, so a fresh checkout runs with no key.
+claude-haiku-4-5``, ``MNEMO_MODEL_DERIVER=llamacpp:/models/qwen2.5-7b-instruct-q4_k_m.gguf``);
+``MNEMO_MODEL_DEFAULT`` covers the rest. Without either, the provider follows the keys present:
+Anthropic when ``ANTHROPIC_API_KEY`` is set, else OpenAI-compatible when ``OPENAI_API_KEY`` is,
+else the offline local reasoner, so a fresh checkout runs with no key.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal, assert_never
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
@@ -15,11 +17,14 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mnemo_runtime.models.anthropic_provider import AnthropicModel
 from mnemo_runtime.models.calls import CallRuntime, RetryPolicy
+from mnemo_runtime.models.llamacpp_engine import SHARED_ENGINES, LlamaCppEngines, LlamaCppOptions
+from mnemo_runtime.models.llamacpp_provider import LlamaCppModel
 from mnemo_runtime.models.openai_provider import OpenAICompatibleModel
+from mnemo_runtime.models.openai_wire import StructuredMode
 from mnemo_runtime.models.ports import ChatModel, LocalModelFactory, Stage
 from mnemo_runtime.models.usage import UsageLedger
 
-ProviderName = Literal["anthropic", "openai", "local"]
+ProviderName = Literal["anthropic", "openai", "llamacpp", "local"]
 
 LOCAL_MODEL = "heuristic"
 
@@ -96,6 +101,17 @@ class ModelSettings(BaseSettings):
     )
     # Used for OpenAI-compatible stages configured without a model name.
     openai_model: str = "gpt-4.1-mini"
+    # How tool calls are asked of an OpenAI-compatible server: its `tools` API, or a JSON schema
+    # in `response_format` for servers whose tool calling is missing or unreliable.
+    openai_structured: StructuredMode = "tools"
+
+    # In-process llama.cpp (provider `llamacpp`, model: the path of a local GGUF file).
+    llamacpp_threads: int | None = Field(default=None, ge=1)
+    llamacpp_context: int = Field(default=8192, ge=512)
+    llamacpp_parallel: int = Field(default=1, ge=1)
+    # Per generation: CPU inference of a large model is much slower than a hosted API.
+    llamacpp_timeout_s: float = Field(default=300.0, gt=0)
+    llamacpp_verbose: bool = False
 
     timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=4, ge=1)
@@ -120,11 +136,25 @@ class ModelSettings(BaseSettings):
             return configured
         return configured.model_copy(update={"model": self._default_model(configured, stage)})
 
+    def llamacpp_options(self) -> LlamaCppOptions:
+        """How GGUF models are loaded."""
+        return LlamaCppOptions(
+            threads=self.llamacpp_threads,
+            context=self.llamacpp_context,
+            parallel=self.llamacpp_parallel,
+            verbose=self.llamacpp_verbose,
+        )
+
     def _default_model(self, choice: ModelChoice, stage: Stage) -> str:
         if choice.provider == "anthropic":
             return ANTHROPIC_DEFAULTS[stage]
         if choice.provider == "openai":
             return self.openai_model
+        if choice.provider == "llamacpp":
+            raise ValueError(
+                f"MNEMO_MODEL_{stage.name} names llamacpp without a model file: "
+                "use llamacpp:/path/to/model.gguf"
+            )
         return LOCAL_MODEL
 
 
@@ -134,8 +164,12 @@ def build_model(
     *,
     local_factory: LocalModelFactory,
     ledger: UsageLedger | None = None,
+    engines: LlamaCppEngines = SHARED_ENGINES,
 ) -> ChatModel:
-    """The model ``stage`` is configured to use; pass one ledger to account every stage together."""
+    """The model ``stage`` is configured to use; pass one ledger to account every stage together.
+
+    Stages configured with the same GGUF file share its engine in ``engines`` (one load).
+    """
     choice = settings.choice(stage)
     calls = CallRuntime(
         retry=RetryPolicy(max_attempts=settings.max_attempts), ledger=ledger or UsageLedger()
@@ -156,8 +190,28 @@ def build_model(
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key,
             timeout_s=settings.timeout_s,
+            structured=settings.openai_structured,
+            calls=calls,
+        )
+    if choice.provider == "llamacpp":
+        return LlamaCppModel(
+            engines.get(_gguf_path(stage, choice.model), settings.llamacpp_options()),
+            timeout_s=settings.llamacpp_timeout_s,
             calls=calls,
         )
     if choice.provider == "local":
         return local_factory(stage)
     assert_never(choice.provider)
+
+
+def _gguf_path(stage: Stage, model: str) -> Path:
+    """The local GGUF file a llamacpp stage names; never a URL or a hub name to fetch."""
+    variable = f"MNEMO_MODEL_{stage.name}"
+    if "://" in model:
+        raise ValueError(f"{variable}: llamacpp loads a local GGUF file, not {model!r}")
+    path = Path(model).expanduser()
+    if path.suffix.lower() != ".gguf":
+        raise ValueError(f"{variable}: {model!r} is not a .gguf file")
+    if not path.is_file():
+        raise ValueError(f"{variable}: no GGUF model file at {path}")
+    return path
