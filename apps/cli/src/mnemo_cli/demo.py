@@ -10,14 +10,48 @@ from honcho.api_types import MessageCreateParams
 
 from mnemo_cli.local import gateway_url
 from mnemo_cli.locomo import datasets_dir, load, turn_times
+from mnemo_runtime.models import Stage
+from mnemo_runtime.models.config import ModelSettings
+
+SWITCH = (
+    "  To use a model, set one of these before `make demo` (after `make down`):\n"
+    "    ANTHROPIC_API_KEY=...                                 Claude for every stage\n"
+    "    MNEMO_MODEL_DEFAULT=openai:MODEL OPENAI_BASE_URL=URL  an OpenAI-compatible server "
+    "(Ollama, vLLM, llama.cpp, LiteLLM)\n"
+    "    MNEMO_MODEL_DEFAULT=llamacpp:/path/model.gguf         a local GGUF file, run in process\n"
+    "  or one stage only: MNEMO_MODEL_DERIVER=..., MNEMO_MODEL_DIALECTIC_LOW=... (README: Local models)"
+)
 
 
 def _peer_id(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", name).lower()
 
 
+def reasoners(settings: ModelSettings) -> str:
+    """Which reasoner each stage uses under ``settings``, and how to switch."""
+    choices = {stage: settings.choice(stage) for stage in Stage}
+    if all(c.provider == "local" for c in choices.values()):
+        return (
+            "Reasoner: Mnemo's local heuristic reasoner (rules, not a language model; labelled "
+            "local-heuristic) for every stage: no model is configured.\n" + SWITCH
+        )
+    lines = ["Reasoner per stage:"]
+    for stage, choice in choices.items():
+        shown = "local heuristic" if choice.provider == "local" else f"{choice.provider}: "
+        if choice.provider != "local":
+            shown += (
+                choice.model.rsplit("/", 1)[-1] if choice.provider == "llamacpp" else choice.model
+            )
+        lines.append(f"  {stage.value:<18} {shown}")
+    return "\n".join(lines)
+
+
 def demo(conversation: str, max_sessions: int) -> None:
     """Ingest ``conversation`` (first ``max_sessions`` sessions) and print a summary."""
+    try:
+        print(reasoners(ModelSettings()) + "\n")
+    except ValueError as err:  # a stage's model setting is unusable
+        raise SystemExit(str(err)) from err
     path = datasets_dir() / "locomo" / "locomo-dev5.json"
     convs = {c.sample_id: c for c in load(path)}
     if conversation not in convs:
@@ -60,9 +94,7 @@ def demo(conversation: str, max_sessions: int) -> None:
 
 
 def _show_memory(honcho: Honcho, *peers: Peer) -> None:
-    print(
-        "\nWaiting for memory to form (deriver: the local heuristic reasoner unless a model is set)"
-    )
+    print("\nWaiting for memory to form")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         status = honcho.queue_status()

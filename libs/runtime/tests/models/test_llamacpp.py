@@ -207,3 +207,14 @@ async def test_cancelling_a_call_cancels_its_generation(calls):
 def test_the_engine_refuses_a_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         LlamaCppEngine(tmp_path / "missing.gguf", LlamaCppOptions())
+
+
+async def test_a_repeat_penalty_is_sent_to_llamacpp_only_when_set(calls):
+    plain, penalised = FakeEngine(Turn(text="a")), FakeEngine(Turn(text="b"))
+    ask = ModelRequest(stage=Stage.SUMMARIZER, messages=(Message.user("Summarise."),))
+
+    await LlamaCppModel(plain, calls=calls).complete(ask)
+    await LlamaCppModel(penalised, repeat_penalty=1.3, calls=calls).complete(ask)
+
+    assert "repeat_penalty" not in plain.bodies[0]
+    assert penalised.bodies[0]["repeat_penalty"] == 1.3

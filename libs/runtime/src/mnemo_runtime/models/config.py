@@ -111,6 +111,8 @@ class ModelSettings(BaseSettings):
     llamacpp_parallel: int = Field(default=1, ge=1)
     # Per generation: CPU inference of a large model is much slower than a hosted API.
     llamacpp_timeout_s: float = Field(default=300.0, gt=0)
+    # Above 1 penalises repeated tokens (1.1-1.3 helps small models end their lists).
+    llamacpp_repeat_penalty: float = Field(default=1.0, ge=1.0, le=2.0)
     llamacpp_verbose: bool = False
 
     timeout_s: float = Field(default=120.0, gt=0)
@@ -197,6 +199,7 @@ def build_model(
         return LlamaCppModel(
             engines.get(_gguf_path(stage, choice.model), settings.llamacpp_options()),
             timeout_s=settings.llamacpp_timeout_s,
+            repeat_penalty=settings.llamacpp_repeat_penalty,
             calls=calls,
         )
     if choice.provider == "local":

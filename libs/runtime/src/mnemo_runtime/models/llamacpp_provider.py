@@ -30,11 +30,17 @@ class LlamaCppModel:
     """A model that a ``ChatEngine`` runs in this process."""
 
     def __init__(
-        self, engine: ChatEngine, *, timeout_s: float = 300.0, calls: CallRuntime | None = None
+        self,
+        engine: ChatEngine,
+        *,
+        timeout_s: float = 300.0,
+        repeat_penalty: float = 1.0,
+        calls: CallRuntime | None = None,
     ) -> None:
         self.engine = engine
         self.model = engine.name
         self._timeout_s = timeout_s
+        self._repeat_penalty = repeat_penalty
         self._calls = calls or CallRuntime()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -48,6 +54,9 @@ class LlamaCppModel:
 
     async def _once(self, request: ModelRequest) -> ModelResponse:
         body = chat_body(request, self.model, "json_schema")
+        if self._repeat_penalty != 1.0:
+            # llama.cpp's own sampling field: small models repeat list items until max_tokens.
+            body["repeat_penalty"] = self._repeat_penalty
         cancelled = threading.Event()
         deadline = time.monotonic() + self._timeout_s
         try:
