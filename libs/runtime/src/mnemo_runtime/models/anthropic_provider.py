@@ -22,7 +22,7 @@ from anthropic.types import (
 from anthropic.types import Message as AnthropicMessage
 from pydantic import SecretStr
 
-from mnemo_runtime.models.calls import CallRuntime, Transient, retry_after_s
+from mnemo_runtime.models.calls import CallRuntime, ProviderModel, Transient, retry_after_s
 from mnemo_runtime.models.ports import (
     ContentBlock,
     Message,
@@ -37,8 +37,6 @@ from mnemo_runtime.models.ports import (
 from mnemo_runtime.models.ports import TextBlock as PortText
 from mnemo_runtime.models.ports import ToolUseBlock as PortToolUse
 
-PROVIDER = "anthropic"
-
 # 408 and 409 are the API's "try again" statuses (request timeout, lock contention); 529 is
 # "overloaded" and, like every 5xx, passes with time.
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -52,8 +50,10 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-class AnthropicModel:
+class AnthropicModel(ProviderModel):
     """Claude through the Messages API, or any Anthropic-compatible server via ``base_url``."""
+
+    provider = "anthropic"
 
     def __init__(
         self,
@@ -65,8 +65,7 @@ class AnthropicModel:
         transport: httpx2.AsyncBaseTransport | None = None,
         calls: CallRuntime | None = None,
     ) -> None:
-        self.model = model
-        self._calls = calls or CallRuntime()
+        super().__init__(model, calls)
         http_client = (
             httpx2.AsyncClient(transport=transport, timeout=timeout_s) if transport else None
         )
@@ -77,15 +76,6 @@ class AnthropicModel:
             max_retries=0,
             http_client=http_client,
             open_telemetry=False,
-        )
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """One Messages API call, retried on transient failures and accounted by stage."""
-        return await self._calls.call(
-            provider=PROVIDER,
-            model=self.model,
-            request=request,
-            attempt=lambda: self._once(request),
         )
 
     async def aclose(self) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from opentelemetry import trace
 
@@ -140,3 +142,27 @@ class CallRuntime:
             wait_s=round(wait, 3),
         )
         await self.sleep(wait)
+
+
+class ProviderModel(ABC):
+    """A ``ChatModel`` whose every turn is one attempt, retried, traced and accounted by a
+    ``CallRuntime``; providers implement the attempt."""
+
+    provider: ClassVar[str]
+
+    def __init__(self, model: str, calls: CallRuntime | None = None) -> None:
+        self.model = model
+        self._calls = calls or CallRuntime()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The model's turn, retried on transient failures and accounted by stage."""
+        return await self._calls.call(
+            provider=self.provider,
+            model=self.model,
+            request=request,
+            attempt=lambda: self._once(request),
+        )
+
+    @abstractmethod
+    async def _once(self, request: ModelRequest) -> ModelResponse:
+        """One attempt; raises ``Transient`` for what is worth retrying."""

@@ -15,19 +15,19 @@ import time
 
 from pydantic import ValidationError
 
-from mnemo_runtime.models.calls import CallRuntime, Transient
+from mnemo_runtime.models.calls import CallRuntime, ProviderModel, Transient
 from mnemo_runtime.models.llamacpp_engine import ChatEngine, EngineRejected, EngineTimeout
 from mnemo_runtime.models.openai_wire import Completion, chat_body, response
 from mnemo_runtime.models.ports import ModelRejected, ModelRequest, ModelResponse
-
-PROVIDER = "llamacpp"
 
 # llama.cpp answers 503 while a model is loading and 429 when its queue is full.
 _RETRYABLE_STATUSES = frozenset({429, 503})
 
 
-class LlamaCppModel:
+class LlamaCppModel(ProviderModel):
     """A model that a ``ChatEngine`` runs in this process."""
+
+    provider = "llamacpp"
 
     def __init__(
         self,
@@ -37,20 +37,10 @@ class LlamaCppModel:
         repeat_penalty: float = 1.0,
         calls: CallRuntime | None = None,
     ) -> None:
+        super().__init__(engine.name, calls)
         self.engine = engine
-        self.model = engine.name
         self._timeout_s = timeout_s
         self._repeat_penalty = repeat_penalty
-        self._calls = calls or CallRuntime()
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """One generation, retried on transient failures and accounted by stage."""
-        return await self._calls.call(
-            provider=PROVIDER,
-            model=self.model,
-            request=request,
-            attempt=lambda: self._once(request),
-        )
 
     async def _once(self, request: ModelRequest) -> ModelResponse:
         body = chat_body(request, self.model, "json_schema")

@@ -11,17 +11,17 @@ from __future__ import annotations
 import httpx
 from pydantic import SecretStr, ValidationError
 
-from mnemo_runtime.models.calls import CallRuntime, Transient, retry_after_s
+from mnemo_runtime.models.calls import CallRuntime, ProviderModel, Transient, retry_after_s
 from mnemo_runtime.models.openai_wire import Completion, StructuredMode, chat_body, response
 from mnemo_runtime.models.ports import ModelRejected, ModelRequest, ModelResponse
-
-PROVIDER = "openai"
 
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 
-class OpenAICompatibleModel:
+class OpenAICompatibleModel(ProviderModel):
     """A model served behind ``{base_url}/chat/completions``."""
+
+    provider = "openai"
 
     def __init__(
         self,
@@ -34,22 +34,12 @@ class OpenAICompatibleModel:
         transport: httpx.AsyncBaseTransport | None = None,
         calls: CallRuntime | None = None,
     ) -> None:
-        self.model = model
+        super().__init__(model, calls)
         self.structured: StructuredMode = structured
-        self._calls = calls or CallRuntime()
         # Local servers (Ollama, vLLM) usually run without a key; send none rather than a dummy.
         headers = {"Authorization": f"Bearer {api_key.get_secret_value()}"} if api_key else {}
         self._http = httpx.AsyncClient(
             base_url=base_url, headers=headers, timeout=timeout_s, transport=transport
-        )
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """One chat-completions call, retried on transient failures and accounted by stage."""
-        return await self._calls.call(
-            provider=PROVIDER,
-            model=self.model,
-            request=request,
-            attempt=lambda: self._once(request),
         )
 
     async def aclose(self) -> None:
