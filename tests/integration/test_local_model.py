@@ -26,7 +26,6 @@ from mnemo_deriver.app import run as run_deriver
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.deriver_contract import DeriverOutput, parse_batch, span_in_message
 from mnemo_runtime.infra import open_infra
-from mnemo_runtime.memory.tables import create_memory_tables
 from mnemo_runtime.models import ModelRequest, ModelResponse, ToolResultBlock
 from mnemo_runtime.models.llamacpp_engine import LlamaCppEngine, LlamaCppOptions, packaged_gguf
 from mnemo_runtime.models.llamacpp_provider import LlamaCppModel
@@ -63,8 +62,6 @@ async def test_smollm2_answers_flow_through_the_deriver(own_nats, fresh_database
     stop = asyncio.Event()
     async with write_path(own_nats, fresh_database, "smollm2-api", local=True) as app:
         infra = await open_infra(own_nats, fresh_database, "smollm2-deriver")
-        async with infra.pool.connection() as conn:
-            await create_memory_tables(conn)
         deriver = asyncio.create_task(run_deriver(settings, infra.js, infra.pool, stop, model))
         try:
             posted = await _post(app)
