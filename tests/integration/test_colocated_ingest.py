@@ -10,9 +10,9 @@ import nats
 import pytest
 
 from mnemo_gateway.commands import CommandBus
-from mnemo_gateway.errors import ApiError
 from mnemo_schema import commands as c
 from mnemo_schema import subjects
+from mnemo_schema.errors import Refusal
 
 
 async def _script(http: httpx.AsyncClient, ws: str) -> list[tuple[int, Any]]:
@@ -95,6 +95,6 @@ async def test_a_failure_in_ingest_is_a_503_naming_it():
         raise ConnectionError("the log is unreachable")
 
     bus = CommandBus(None, None, None, local=broken)  # type: ignore[arg-type]
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(Refusal) as err:
         await bus.send("w", c.EnsureWorkspace())
     assert err.value.status == 503 and "ConnectionError" in err.value.detail

@@ -6,10 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mnemo_ingest.domain import Context, Refusal, decide
+from mnemo_ingest.domain import Context, decide
 from mnemo_ingest.model import WorkspaceModel
 from mnemo_schema import commands as c
 from mnemo_schema.config import PeerConfig, SessionPeerConfig
+from mnemo_schema.errors import Refusal
 from mnemo_schema.events import MessagePosted, PeerCreated, PeerJoinedSession
 
 CTX = Context(workspace="w", now=datetime(2024, 1, 1, tzinfo=UTC))

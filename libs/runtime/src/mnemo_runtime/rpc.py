@@ -21,45 +21,32 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from pydantic import BaseModel, ValidationError
 
+from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
+from mnemo_schema.errors import Refusal, refusal
 
 STREAM_HEADER = "Mnemo-Stream"
 END = "end"
 R = TypeVar("R", bound=BaseModel)
 Q = TypeVar("Q", bound=BaseModel)
 _tracer = tracer("mnemo.rpc")
-
-
-class QueryError(Exception):
-    """A query the service refused or failed; ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, status: int, detail: str, field: str | None = None) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.field = field
-
-    def body(self) -> bytes:
-        """The error as a reply payload."""
-        return json.dumps(
-            {"error": {"status": self.status, "detail": self.detail, "field": self.field}}
-        ).encode()
+log = get_logger("mnemo.rpc")
 
 
 def _raise_if_error(data: bytes) -> None:
     if data.startswith(b'{"error"'):
         err = json.loads(data)["error"]
-        raise QueryError(int(err["status"]), str(err["detail"]), err.get("field"))
+        raise Refusal(int(err["status"]), str(err["detail"]), err.get("field"))
 
 
 async def call(nc: NATS, subject: str, query: BaseModel, reply: type[R], timeout: float) -> R:
-    """Send ``query``; the typed reply, or QueryError (503 when no service answers)."""
+    """Send ``query``; the typed reply, or Refusal (503 when no service answers)."""
     try:
         msg = await nc.request(
             subject, query.model_dump_json().encode(), timeout=timeout, headers=inject_headers()
         )
     except (NoRespondersError, NatsTimeout, TimeoutError) as err:
-        raise QueryError(503, f"query service unavailable: {type(err).__name__}") from err
+        raise Refusal(503, f"query service unavailable: {type(err).__name__}") from err
     _raise_if_error(msg.data)
     return reply.model_validate_json(msg.data)
 
@@ -78,9 +65,9 @@ async def stream(
             try:
                 msg = await asyncio.wait_for(queue.get(), timeout)
             except TimeoutError as err:
-                raise QueryError(504, "query service stopped answering") from err
+                raise Refusal(504, "query service stopped answering") from err
             if not msg.data and msg.headers and msg.headers.get("Status") == "503":
-                raise QueryError(503, "query service unavailable: no responders")
+                raise Refusal(503, "query service unavailable: no responders")
             _raise_if_error(msg.data)
             yield chunk.model_validate_json(msg.data)
             if (msg.headers or {}).get(STREAM_HEADER) == END:
@@ -117,9 +104,7 @@ async def serve(
             try:
                 q = query.model_validate_json(msg.data)
             except ValidationError as err:
-                first = err.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"])
-                await msg.respond(QueryError(422, f"{loc}: {first['msg']}", loc).body())
+                await msg.respond(refusal(err).body())
                 return
             ws = workspace_of(msg.subject)
             try:
@@ -127,8 +112,13 @@ async def serve(
                     await _stream_out(nc, msg.reply, stream_handler(ws, q))
                 else:
                     await msg.respond((await handler(ws, q)).model_dump_json().encode())
-            except QueryError as err:
+            except Refusal as err:
                 await nc.publish(msg.reply, err.body(), headers={STREAM_HEADER: END})
+            except Exception:
+                # Answered at once rather than left to the caller's timeout.
+                log.exception("rpc.handler_failed", subject=msg.subject)
+                failed = Refusal(500, "the query failed inside the service; see its log")
+                await nc.publish(msg.reply, failed.body(), headers={STREAM_HEADER: END})
 
     return await nc.subscribe(subject_filter, queue=queue_group, cb=on_msg)
 

@@ -7,7 +7,7 @@ JSON Schema. A command is a request that may be refused; the events it produces 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -18,7 +18,10 @@ from mnemo_schema.config import (
     SessionPeerConfig,
     WorkspaceConfiguration,
 )
+from mnemo_schema.errors import Refusal
 from mnemo_schema.ids import EntityId
+from mnemo_schema.observations import MAX_CARD_ENTRIES, MAX_CARD_ENTRY_CHARS
+from mnemo_schema.text import Metadata, StorableText, StorableTime
 
 MAX_BATCH = 100
 MAX_CONTENT_CHARS = 50_000
@@ -27,20 +30,20 @@ MAX_CONTENT_CHARS = 50_000
 class _Command(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    correlation_id: str | None = None
+    correlation_id: StorableText | None = Field(default=None, max_length=255)
 
 
 class EnsureWorkspace(_Command):
     """Get or create a workspace."""
 
     kind: Literal["ensure_workspace"] = "ensure_workspace"
-    metadata: dict[str, object] | None = None
+    metadata: Metadata | None = None
     configuration: WorkspaceConfiguration | None = None
 
 
 class UpdateWorkspace(_Command):
     kind: Literal["update_workspace"] = "update_workspace"
-    metadata: dict[str, object] | None = None
+    metadata: Metadata | None = None
     configuration: WorkspaceConfiguration | None = None
 
 
@@ -53,14 +56,14 @@ class EnsurePeer(_Command):
 
     kind: Literal["ensure_peer"] = "ensure_peer"
     peer_id: EntityId
-    metadata: dict[str, object] | None = None
+    metadata: Metadata | None = None
     configuration: PeerConfig | None = None
 
 
 class UpdatePeer(_Command):
     kind: Literal["update_peer"] = "update_peer"
     peer_id: EntityId
-    metadata: dict[str, object] | None = None
+    metadata: Metadata | None = None
     configuration: PeerConfig | None = None
 
 
@@ -69,7 +72,7 @@ class EnsureSession(_Command):
 
     kind: Literal["ensure_session"] = "ensure_session"
     session_id: EntityId
-    metadata: dict[str, object] | None = None
+    metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
     peers: dict[EntityId, SessionPeerConfig] | None = None
 
@@ -77,7 +80,7 @@ class EnsureSession(_Command):
 class UpdateSession(_Command):
     kind: Literal["update_session"] = "update_session"
     session_id: EntityId
-    metadata: dict[str, object] | None = None
+    metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
 
 
@@ -115,10 +118,10 @@ class NewMessage(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     peer_id: EntityId
-    content: str = Field(max_length=MAX_CONTENT_CHARS)
-    metadata: dict[str, object] | None = None
+    content: StorableText = Field(max_length=MAX_CONTENT_CHARS)
+    metadata: Metadata | None = None
     configuration: MessageConfiguration | None = None
-    created_at: datetime | None = None
+    created_at: StorableTime | None = None
 
 
 class PostMessages(_Command):
@@ -131,14 +134,14 @@ class PostMessages(_Command):
     kind: Literal["post_messages"] = "post_messages"
     session_id: EntityId
     messages: list[NewMessage] = Field(min_length=1, max_length=MAX_BATCH)
-    idempotency_key: str | None = Field(default=None, max_length=255)
+    idempotency_key: StorableText | None = Field(default=None, max_length=255)
 
 
 class UpdateMessageMetadata(_Command):
     kind: Literal["update_message_metadata"] = "update_message_metadata"
     session_id: EntityId
-    message_id: str
-    metadata: dict[str, object]
+    message_id: EntityId
+    metadata: Metadata
 
 
 class NewConclusion(BaseModel):
@@ -146,7 +149,7 @@ class NewConclusion(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    content: str = Field(min_length=1, max_length=65_535)
+    content: StorableText = Field(min_length=1, max_length=65_535)
     observer_id: EntityId
     observed_id: EntityId
     session_id: EntityId | None = None
@@ -161,10 +164,10 @@ class DeleteConclusion(_Command):
     """Remove a conclusion from its representation (the log keeps it, with the reason)."""
 
     kind: Literal["delete_conclusion"] = "delete_conclusion"
-    conclusion_id: str
+    conclusion_id: EntityId
     observer_id: EntityId
     observed_id: EntityId
-    reason: str = "deleted through the API"
+    reason: StorableText = Field(default="deleted through the API", min_length=1, max_length=2_000)
 
 
 class SetPeerCard(_Command):
@@ -173,7 +176,9 @@ class SetPeerCard(_Command):
     kind: Literal["set_peer_card"] = "set_peer_card"
     observer_id: EntityId
     observed_id: EntityId
-    card: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(max_length=40)
+    card: list[Annotated[StorableText, Field(min_length=1, max_length=MAX_CARD_ENTRY_CHARS)]] = (
+        Field(max_length=MAX_CARD_ENTRIES)
+    )
 
 
 Command = Annotated[
@@ -197,6 +202,10 @@ Command = Annotated[
 ]
 
 COMMAND_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
+# The discriminator values, which pydantic puts in the location of a command's errors.
+COMMAND_KINDS: frozenset[str] = frozenset(
+    m.model_fields["kind"].default for m in get_args(get_args(Command)[0])
+)
 
 
 class CommandError(BaseModel):
@@ -223,3 +232,13 @@ class CommandReply(BaseModel):
     posted_at: datetime | None = None
     observation_ids: list[str] = Field(default_factory=list)
     created: bool = False
+
+    @classmethod
+    def refused(cls, refusal: Refusal) -> CommandReply:
+        """The reply that carries ``refusal``."""
+        return cls(ok=False, error=CommandError.model_validate(refusal.as_dict()))
+
+    def refusal(self) -> Refusal | None:
+        """The refusal this reply carries, if any."""
+        e = self.error
+        return None if e is None else Refusal(e.status, e.detail, e.field)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemo_schema.text import StorableText
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -11,35 +13,35 @@ class _Strict(BaseModel):
 
 class ReasoningConfiguration(_Strict):
     enabled: bool | None = None
-    custom_instructions: str | None = None
+    custom_instructions: StorableText | None = None
 
 
 class PeerCardConfiguration(_Strict):
     use: bool | None = None
     create: bool | None = None
-    custom_instructions: str | None = None
+    custom_instructions: StorableText | None = None
 
 
 class SummaryConfiguration(_Strict):
     enabled: bool | None = None
     messages_per_short_summary: int | None = Field(default=None, ge=1)
     messages_per_long_summary: int | None = Field(default=None, ge=1)
-    custom_instructions: str | None = None
+    custom_instructions: StorableText | None = None
 
 
 class DreamConfiguration(_Strict):
     enabled: bool | None = None
-    custom_instructions: str | None = None
+    custom_instructions: StorableText | None = None
 
 
 class DialecticConfiguration(_Strict):
-    custom_instructions: str | None = None
+    custom_instructions: StorableText | None = None
 
 
 class WorkspaceConfiguration(_Strict):
     """Workspace- or session-level behaviour switches."""
 
-    custom_instructions: str | None = None
+    custom_instructions: StorableText | None = None
     reasoning: ReasoningConfiguration | None = None
     peer_card: PeerCardConfiguration | None = None
     summary: SummaryConfiguration | None = None

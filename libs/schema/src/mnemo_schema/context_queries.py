@@ -11,7 +11,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import Level
+from mnemo_schema.text import StorableText
 
 MAX_CONTEXT_TOKENS = 100_000
 # A prompt-sized default: the caller asks for more when its model has room.
@@ -26,24 +28,24 @@ class _Query(BaseModel):
 class RepresentationSlice(_Query):
     """Which observations of a representation to render: a semantic slice or the newest ones."""
 
-    search_query: str | None = Field(default=None, min_length=1, max_length=10_000)
+    search_query: StorableText | None = Field(default=None, min_length=1, max_length=10_000)
     search_top_k: int | None = Field(default=None, ge=1, le=100)
     search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
     include_most_frequent: bool = False
     max_conclusions: int = Field(default=DEFAULT_MAX_CONCLUSIONS, ge=1, le=100)
     # Only observations formed in this session, when given.
-    session_id: str | None = None
+    session_id: EntityId | None = None
 
 
 class ContextQuery(_Query):
     """get_context of one session, packed to ``tokens``."""
 
     KIND: ClassVar[str] = "context"
-    session_id: str = Field(min_length=1)
+    session_id: EntityId
     tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=0, le=MAX_CONTEXT_TOKENS)
     summary: bool = True
-    peer_target: str | None = None
-    peer_perspective: str | None = None
+    peer_target: EntityId | None = None
+    peer_perspective: EntityId | None = None
     limit_to_session: bool = False
     slice: RepresentationSlice = RepresentationSlice()
 
@@ -63,8 +65,8 @@ class RepresentationQuery(_Query):
     """What ``observer`` believes about ``observed``, rendered as markdown (and its card)."""
 
     KIND: ClassVar[str] = "representation"
-    observer: str = Field(min_length=1)
-    observed: str = Field(min_length=1)
+    observer: EntityId
+    observed: EntityId
     slice: RepresentationSlice = RepresentationSlice()
     with_card: bool = False
 
@@ -73,9 +75,9 @@ class SearchQuery(_Query):
     """Hybrid message search inside a workspace, narrowed to a session and / or a peer."""
 
     KIND: ClassVar[str] = "search"
-    query: str = Field(min_length=1, max_length=10_000)
-    session_id: str | None = None
-    peer_id: str | None = None
+    query: StorableText = Field(min_length=1, max_length=10_000)
+    session_id: EntityId | None = None
+    peer_id: EntityId | None = None
     limit: int = Field(default=10, ge=1, le=100)
 
 
@@ -83,13 +85,13 @@ class ObservationSearchQuery(_Query):
     """The observations of one (observer, observed) representation nearest ``query`` in meaning."""
 
     KIND: ClassVar[str] = "observation_search"
-    observer: str = Field(min_length=1)
-    observed: str = Field(min_length=1)
-    query: str = Field(min_length=1, max_length=10_000)
+    observer: EntityId
+    observed: EntityId
+    query: StorableText = Field(min_length=1, max_length=10_000)
     top_k: int = Field(default=10, ge=1, le=100)
     max_distance: float | None = Field(default=None, ge=0.0, le=2.0)
     levels: list[Level] | None = None
-    session_id: str | None = None
+    session_id: EntityId | None = None
 
 
 class ObservationHit(BaseModel):

@@ -12,6 +12,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mnemo_schema.ids import EntityId
+from mnemo_schema.text import StorableText
+
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "max"]
 REASONING_LEVELS: tuple[ReasoningLevel, ...] = get_args(ReasoningLevel)
 ConclusionLevel = Literal["explicit", "deductive", "inductive", "contradiction"]
@@ -22,11 +25,11 @@ class ChatQuery(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    observer: str = Field(min_length=1)
-    observed: str = Field(min_length=1)
+    observer: EntityId
+    observed: EntityId
     # Restricts the messages and observations read to one session.
-    session_id: str | None = None
-    query: str = Field(min_length=1, max_length=10_000)
+    session_id: EntityId | None = None
+    query: StorableText = Field(min_length=1, max_length=10_000)
     reasoning_level: ReasoningLevel = "low"
     include_evidence: bool = False
 

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from mnemo_schema.envelope import Envelope
 from mnemo_schema.ids import EntityId
+from mnemo_schema.text import StorableText
 
 DREAM_FILTER: Final = "mnemo.evt.*.dream.>"
 DREAMER_DURABLE: Final = "dreamer"
@@ -40,7 +41,7 @@ class DreamDue(Envelope):
     reason: DreamReason
     due_at: datetime
     session_id: EntityId | None = None
-    dream_type: str = "omni"
+    dream_type: StorableText = Field(default="omni", max_length=64)
     # Explicit observations the representation held when the dream was scheduled.
     explicit_count: int | None = Field(default=None, ge=0)
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo_schema import subjects
 from mnemo_schema.ids import EntityId, new_event_id
+from mnemo_schema.text import StorableText
 
 
 def utcnow() -> datetime:
@@ -24,8 +25,8 @@ class Envelope(BaseModel):
     schema_version: int = 1
     occurred_at: datetime = Field(default_factory=utcnow)
     workspace: EntityId
-    correlation_id: str | None = None
-    causation_id: str | None = None
+    correlation_id: StorableText | None = None
+    causation_id: StorableText | None = None
     # W3C trace context (traceparent / tracestate) of the request that caused the event.
     trace: dict[str, str] = Field(default_factory=dict)
 

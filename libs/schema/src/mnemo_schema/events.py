@@ -5,7 +5,6 @@ Add fields only as optional; a change of meaning is a new event type.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -17,6 +16,7 @@ from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.ids import EntityId, Metadata
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 from mnemo_schema.summaries import SummaryUpdated
+from mnemo_schema.text import StorableText, StorableTime, StoredJson
 
 
 class WorkspaceCreated(Envelope):
@@ -27,7 +27,7 @@ class WorkspaceCreated(Envelope):
 
 class WorkspaceUpdated(Envelope):
     type: Literal["WorkspaceUpdated"] = "WorkspaceUpdated"
-    metadata: dict[str, object] | None = None
+    metadata: StoredJson | None = None
     configuration: WorkspaceConfiguration | None = None
 
 
@@ -48,7 +48,7 @@ class PeerCreated(Envelope):
 class PeerUpdated(Envelope):
     type: Literal["PeerUpdated"] = "PeerUpdated"
     peer_id: EntityId
-    metadata: dict[str, object] | None = None
+    metadata: StoredJson | None = None
     configuration: PeerConfig | None = None
 
     def subject(self) -> str:
@@ -68,7 +68,7 @@ class SessionCreated(Envelope):
 class SessionUpdated(Envelope):
     type: Literal["SessionUpdated"] = "SessionUpdated"
     session_id: EntityId
-    metadata: dict[str, object] | None = None
+    metadata: StoredJson | None = None
     configuration: SessionConfiguration | None = None
 
     def subject(self) -> str:
@@ -139,9 +139,9 @@ class MessagePosted(Envelope):
     session_id: EntityId
     message_id: str
     peer_id: EntityId
-    content: str
+    content: StorableText
     metadata: Metadata
-    created_at: datetime
+    created_at: StorableTime
     token_count: int = Field(ge=0)
     representations: list[Representation] = Field(default_factory=list)
 
@@ -153,7 +153,7 @@ class MessageMetadataUpdated(Envelope):
     type: Literal["MessageMetadataUpdated"] = "MessageMetadataUpdated"
     session_id: EntityId
     message_id: str
-    metadata: dict[str, object]
+    metadata: StoredJson
 
     def subject(self) -> str:
         return subjects.message_subject(self.workspace, self.session_id)

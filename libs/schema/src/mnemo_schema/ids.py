@@ -9,6 +9,8 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from mnemo_schema.text import StoredJson
+
 # Ids become NATS subject tokens, so they may not contain '.', '*', '>' or whitespace.
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 ID_MAX_LENGTH = 100
@@ -16,7 +18,8 @@ ID_MAX_LENGTH = 100
 EntityId = Annotated[
     str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=ID_MAX_LENGTH)
 ]
-Metadata = Annotated[dict[str, object], Field(default_factory=dict)]
+# Metadata as an event holds it: storable JSON (see ``text``), empty by default.
+Metadata = Annotated[StoredJson, Field(default_factory=dict)]
 
 
 def new_event_id() -> str:

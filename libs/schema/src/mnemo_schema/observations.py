@@ -10,6 +10,7 @@ from pydantic import Field
 from mnemo_schema import subjects
 from mnemo_schema.envelope import Envelope
 from mnemo_schema.ids import EntityId
+from mnemo_schema.text import StorableText
 
 Level = Literal["explicit", "deductive", "inductive", "contradiction"]
 Origin = Literal["deriver", "dreamer", "api"]
@@ -30,12 +31,12 @@ class ObservationWritten(Envelope):
     observed: EntityId
     session_id: EntityId | None = None
     level: Level = "explicit"
-    content: str = Field(min_length=1, max_length=65_535)
+    content: StorableText = Field(min_length=1, max_length=65_535)
     source_message_ids: list[str] = Field(default_factory=list)
-    source_span: str | None = None
+    source_span: StorableText | None = None
     premise_ids: list[str] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    pattern_type: str | None = None
+    pattern_type: StorableText | None = None
     # When the fact was stated (the source message's time), as opposed to when it was derived.
     observed_at: datetime | None = None
     origin: Origin = "deriver"
@@ -54,7 +55,7 @@ class ObservationDeleted(Envelope):
     observation_id: str
     observer: EntityId
     observed: EntityId
-    reason: str = Field(min_length=1, max_length=2_000)
+    reason: StorableText = Field(min_length=1, max_length=2_000)
 
     def subject(self) -> str:
         return subjects.observation_subject(self.workspace, self.observer, self.observed)
@@ -70,8 +71,8 @@ class PeerCardUpdated(Envelope):
     type: Literal["PeerCardUpdated"] = "PeerCardUpdated"
     observer: EntityId
     observed: EntityId
-    card: list[Annotated[str, Field(min_length=1, max_length=MAX_CARD_ENTRY_CHARS)]] = Field(
-        max_length=MAX_CARD_ENTRIES
+    card: list[Annotated[StorableText, Field(min_length=1, max_length=MAX_CARD_ENTRY_CHARS)]] = (
+        Field(max_length=MAX_CARD_ENTRIES)
     )
     origin: Origin = "api"
 

@@ -9,6 +9,7 @@ from pydantic import Field
 from mnemo_schema import subjects
 from mnemo_schema.envelope import Envelope
 from mnemo_schema.ids import EntityId
+from mnemo_schema.text import StorableText
 
 SummaryType = Literal["short", "long"]
 
@@ -19,7 +20,7 @@ class SummaryUpdated(Envelope):
     type: Literal["SummaryUpdated"] = "SummaryUpdated"
     session_id: EntityId
     summary_type: SummaryType
-    content: str = Field(min_length=1)
+    content: StorableText = Field(min_length=1)
     # The newest message the summary covers, and its stream position.
     message_id: str
     message_seq: int = Field(ge=0)

@@ -18,7 +18,6 @@ from mnemo_context.domain import (
 )
 from mnemo_context.ports import Reads, WindowPage
 from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.rpc import QueryError
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
 from mnemo_schema.context_queries import (
@@ -34,6 +33,7 @@ from mnemo_schema.context_queries import (
     SearchQuery,
     SearchReply,
 )
+from mnemo_schema.errors import Refusal
 
 T = TypeVar("T")
 
@@ -222,7 +222,7 @@ class ContextService:
     ) -> ObservationSearchReply:
         """The nearest observations of one representation, as ids and cosine distances."""
         if self._memory is None:
-            raise QueryError(503, "semantic search needs the vector index (set QDRANT_URL)")
+            raise Refusal(503, "semantic search needs the vector index (set QDRANT_URL)")
         vector = await self._memory.embedder.embed_query(q.query)
         hits = await self._memory.index.search(
             vector, Scope(ws, q.observer, q.observed), limit=q.top_k,

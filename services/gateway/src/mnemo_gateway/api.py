@@ -15,6 +15,7 @@ from mnemo_schema.config import (
     WorkspaceConfiguration,
 )
 from mnemo_schema.ids import EntityId
+from mnemo_schema.text import JsonObject, Metadata
 
 T = TypeVar("T")
 
@@ -25,41 +26,41 @@ class _Body(BaseModel):
 
 class WorkspaceCreate(_Body):
     id: EntityId
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     configuration: WorkspaceConfiguration | None = None
 
 
 class WorkspaceUpdate(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     configuration: WorkspaceConfiguration | None = None
 
 
 class PeerCreate(_Body):
     id: EntityId
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     configuration: PeerConfig | None = None
 
 
 class PeerUpdate(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     configuration: PeerConfig | None = None
 
 
 class SessionCreate(_Body):
     id: EntityId
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
     peers: dict[EntityId, SessionPeerConfig] | None = None
-    scopes: list[str] | None = None
+    scopes: list[EntityId] | None = None
 
 
 class SessionUpdate(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
 
 
 class ListBody(_Body):
-    filters: dict[str, Any] | None = None
+    filters: JsonObject | None = None
 
 
 class MessageBatchCreate(_Body):
@@ -67,7 +68,7 @@ class MessageBatchCreate(_Body):
 
 
 class MessageUpdate(_Body):
-    metadata: dict[str, Any]
+    metadata: Metadata
 
 
 class WorkspaceOut(BaseModel):

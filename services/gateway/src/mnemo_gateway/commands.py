@@ -12,12 +12,12 @@ from nats.aio.client import Client as NATS
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from mnemo_gateway.errors import ApiError
 from mnemo_gateway.watermark import ProjectionWatermark
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import inject_headers
 from mnemo_schema import subjects
 from mnemo_schema.commands import Command, CommandReply
+from mnemo_schema.errors import Refusal
 
 log = get_logger("mnemo.gateway")
 
@@ -43,16 +43,16 @@ class CommandBus:
         self._ryw_timeout = read_your_writes_timeout
 
     async def send(self, workspace: str, cmd: Command, memory: bool = False) -> CommandReply:
-        """Send ``cmd``; raise ApiError on refusal; return once the projections reflect it.
+        """Send ``cmd``; raise Refusal on refusal; return once the projections reflect it.
 
         ``memory`` also waits for the memory projection (observations written or deleted).
         """
         reply = await (
             self._ask_local(workspace, cmd) if self._local else self._ask(workspace, cmd)
         )
-        if not reply.ok:
-            assert reply.error is not None
-            raise ApiError(reply.error.status, reply.error.detail, reply.error.field)
+        refused = reply.refusal()
+        if refused is not None:
+            raise refused
         watermark = self._memory_watermark if memory else self._watermark
         if not await watermark.wait(reply.watermark, self._ryw_timeout):
             # The write is stored in the log; only its projection is late.
@@ -67,7 +67,7 @@ class CommandBus:
                 headers=inject_headers(),
             )  # fmt: skip
         except (NoRespondersError, NatsTimeout, TimeoutError) as err:
-            raise ApiError(503, f"ingest unavailable: {type(err).__name__}") from err
+            raise Refusal(503, f"ingest unavailable: {type(err).__name__}") from err
         return CommandReply.model_validate_json(msg.data)
 
     async def _ask_local(self, workspace: str, cmd: Command) -> CommandReply:
@@ -78,4 +78,4 @@ class CommandBus:
             return await self._local(workspace, cmd)
         except Exception as err:
             log.exception("gateway.ingest_failed", workspace=workspace)
-            raise ApiError(503, f"ingest unavailable: {type(err).__name__}") from err
+            raise Refusal(503, f"ingest unavailable: {type(err).__name__}") from err

@@ -1,52 +1,37 @@
 """Error bodies: ``{"detail": "<field>: <reason>", "field": ..., "errors": [...]}``.
 
 The SDK surfaces ``detail`` as the exception message, so it names the field in plain words.
+Refusals are ``mnemo_schema.errors.Refusal``, the one error type of every edge.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-
-class ApiError(Exception):
-    """An error answered with ``status`` and a body naming ``field``."""
-
-    def __init__(self, status: int, detail: str, field: str | None = None) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.field = field
+from mnemo_schema.errors import Refusal, field_errors, refusal
 
 
-def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
-
-
-def api_error_response(exc: ApiError) -> JSONResponse:
-    """The body and status of a refusal raised as ApiError."""
+def refusal_response(exc: Refusal) -> JSONResponse:
+    """The body and status of a refusal."""
     return JSONResponse({"detail": exc.detail, "field": exc.field}, status_code=exc.status)
 
 
 def install(app: FastAPI) -> None:
     """Register the handlers that shape every error body."""
 
-    @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return api_error_response(exc)
+    @app.exception_handler(Refusal)
+    async def refused(_: Request, exc: Refusal) -> JSONResponse:
+        return refusal_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [
-            {"field": _loc(e["loc"]), "message": e["msg"], "type": e["type"]} for e in exc.errors()
-        ]
+        errors = field_errors(exc.errors())
         first = errors[0] if errors else {"field": "body", "message": "invalid request"}
-        status = 413 if _too_many_messages(exc) else 422
+        status = 413 if _too_many_messages(errors) else 422
         return JSONResponse(
             {
                 "detail": f"{first['field']}: {first['message']}",
@@ -56,10 +41,16 @@ def install(app: FastAPI) -> None:
             status_code=status,
         )
 
+    @app.exception_handler(ValidationError)
+    async def unvalidated(_: Request, exc: ValidationError) -> JSONResponse:
+        # A model built inside a route (a command, a query) refused what the request gave it:
+        # the request's fault, named as the model names it, never a 500.
+        return refusal_response(refusal(exc))
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
 
 
-def _too_many_messages(exc: RequestValidationError) -> bool:
-    return any(e["type"] == "too_long" and _loc(e["loc"]) == "messages" for e in exc.errors())
+def _too_many_messages(errors: list[dict[str, str]]) -> bool:
+    return any(e["type"] == "too_long" and e["field"] == "messages" for e in errors)

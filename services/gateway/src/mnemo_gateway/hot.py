@@ -26,11 +26,15 @@ from mnemo_gateway.api import MessageBatchCreate
 from mnemo_gateway.deps import Services
 from mnemo_gateway.routes.messages import IDEMPOTENCY_KEY_MAX, create_messages, router
 from mnemo_runtime.tracing import extract_context, tracer
+from mnemo_schema.errors import Refusal
+from mnemo_schema.ids import ID_MAX_LENGTH
 
 ROUTE = router.prefix  # the create route is the router's root
 # FastAPI records the matched route in the scope; this path does too, for the latency metric.
 _CREATE = next(r for r in router.routes if getattr(r, "path", None) == ROUTE)
-_PATH = re.compile(r"/v3/workspaces/([^/]+)/sessions/([^/]+)/messages")
+# Only ids FastAPI would accept (``deps.PathId``); any other path gets FastAPI's own 422.
+_ID = rf"([A-Za-z0-9_-]{{1,{ID_MAX_LENGTH}}})"
+_PATH = re.compile(rf"/v3/workspaces/{_ID}/sessions/{_ID}/messages")
 _tracer = tracer("mnemo.gateway")
 
 
@@ -69,8 +73,8 @@ class HotPath:
                 response = await create_messages(
                     workspace_id, session_id, batch, self._services, key
                 )
-            except errors.ApiError as err:
-                response = errors.api_error_response(err)
+            except Refusal as err:
+                response = errors.refusal_response(err)
             span.set_attribute("http.response.status_code", response.status_code)
             if response.status_code >= 500:
                 span.set_status(StatusCode.ERROR)

@@ -7,8 +7,8 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_gateway.errors import ApiError
 from mnemo_gateway.filters import FilterError, to_sql
+from mnemo_schema.errors import Refusal
 
 Row = dict[str, Any]
 
@@ -40,13 +40,13 @@ class ReadStore:
     async def workspace(self, ws: str) -> Row:
         row = await self.one("SELECT * FROM workspaces WHERE id = %s", (ws,))
         if row is None:
-            raise ApiError(404, f"workspace {ws!r} not found", "workspace_id")
+            raise Refusal(404, f"workspace {ws!r} not found", "workspace_id")
         return row
 
     async def peer(self, ws: str, peer_id: str) -> Row:
         row = await self.one("SELECT * FROM peers WHERE workspace = %s AND id = %s", (ws, peer_id))
         if row is None:
-            raise ApiError(404, f"peer {peer_id!r} not found", "peer_id")
+            raise Refusal(404, f"peer {peer_id!r} not found", "peer_id")
         return row
 
     async def session(self, ws: str, session_id: str) -> Row:
@@ -54,7 +54,7 @@ class ReadStore:
             "SELECT * FROM sessions WHERE workspace = %s AND id = %s", (ws, session_id)
         )
         if row is None:
-            raise ApiError(404, f"session {session_id!r} not found", "session_id")
+            raise Refusal(404, f"session {session_id!r} not found", "session_id")
         return row
 
     async def message(self, ws: str, session_id: str, message_id: str) -> Row:
@@ -63,7 +63,7 @@ class ReadStore:
             (ws, session_id, message_id),
         )
         if row is None:
-            raise ApiError(404, f"message {message_id!r} not found", "message_id")
+            raise Refusal(404, f"message {message_id!r} not found", "message_id")
         return row
 
     async def member_config(self, ws: str, session_id: str, peer_id: str) -> Row:
@@ -73,7 +73,7 @@ class ReadStore:
             (ws, session_id, peer_id),
         )
         if row is None:
-            raise ApiError(
+            raise Refusal(
                 404, f"peer {peer_id!r} is not a member of session {session_id!r}", "peer_id"
             )
         return row
@@ -93,7 +93,7 @@ class ReadStore:
         try:
             where, params = to_sql(filters, columns)
         except FilterError as err:
-            raise ApiError(422, str(err), err.field) from err
+            raise Refusal(422, str(err), err.field) from err
         cond = f"{scope_sql} AND {where}"
         args = [*scope_params, *params]
         async with self._pool.connection() as conn:

@@ -9,6 +9,7 @@ from typing import Any
 from mnemo_ingest.model import Member, SessionState, WorkspaceModel
 from mnemo_schema import commands as c
 from mnemo_schema.config import PeerConfig, SessionPeerConfig, WorkspaceConfiguration
+from mnemo_schema.errors import Refusal
 from mnemo_schema.events import (
     Envelope,
     MessageMetadataUpdated,
@@ -28,16 +29,6 @@ from mnemo_schema.events import (
 )
 from mnemo_schema.ids import derived_event_id, derived_id, new_event_id, new_message_id
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
-
-
-class Refusal(Exception):
-    """A command that cannot be applied; ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, status: int, detail: str, field: str | None = None) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.field = field
 
 
 @dataclass(frozen=True)

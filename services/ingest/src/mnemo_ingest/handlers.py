@@ -12,7 +12,13 @@ from pydantic import ValidationError
 from mnemo_ingest.service import IngestService
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
 from mnemo_schema import subjects
-from mnemo_schema.commands import COMMAND_ADAPTER, Command, CommandError, CommandReply
+from mnemo_schema.commands import (
+    COMMAND_ADAPTER,
+    COMMAND_KINDS,
+    Command,
+    CommandReply,
+)
+from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.ids import ID_PATTERN
 
 _tracer = tracer("mnemo.ingest")
@@ -20,19 +26,7 @@ _tracer = tracer("mnemo.ingest")
 
 def validation_reply(err: ValidationError) -> CommandReply:
     """A 422 reply naming the first invalid field, dotted (``messages.3.content``)."""
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"] if p not in _UNION_TAGS)
-    return CommandReply(
-        ok=False, error=CommandError(status=422, detail=f"{loc}: {first['msg']}", field=loc)
-    )
-
-
-_UNION_TAGS = {
-    "ensure_workspace", "update_workspace", "delete_workspace", "ensure_peer", "update_peer",
-    "ensure_session", "update_session", "delete_session", "add_session_peers",
-    "remove_session_peers", "configure_session_peer", "post_messages", "update_message_metadata",
-    "create_conclusions", "delete_conclusion", "set_peer_card",
-}  # fmt: skip
+    return CommandReply.refused(refusal(err, skip=COMMAND_KINDS))
 
 
 async def _itself(msg: NatsMessage) -> NatsMessage:
@@ -80,9 +74,8 @@ def local_handler(service: IngestService) -> Callable[[str, Command], Awaitable[
 def _bad_workspace(workspace: str) -> CommandReply | None:
     if re.fullmatch(ID_PATTERN, workspace):
         return None
-    return CommandReply(
-        ok=False,
-        error=CommandError(status=422, detail="workspace id is invalid", field="workspace_id"),
+    return CommandReply.refused(
+        Refusal(422, "workspace_id: does not match the id pattern", "workspace_id")
     )
 
 

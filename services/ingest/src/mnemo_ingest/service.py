@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from mnemo_ingest.domain import Context, Decision, Refusal, decide
+from mnemo_ingest.domain import Context, Decision, decide
 from mnemo_ingest.model import WorkspaceModel
 from mnemo_ingest.ports import EventLog, MessageDirectory, Tokenizer
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import commands as c
+from mnemo_schema.errors import Refusal
 from mnemo_schema.events import MessagePosted
 
 log = get_logger("mnemo.ingest")
@@ -53,11 +54,13 @@ class IngestService:
             if isinstance(cmd, c.DeleteConclusion) and not await self._directory.conclusion_exists(
                 workspace, cmd.conclusion_id, cmd.observer_id, cmd.observed_id
             ):
-                return _refused(404, f"conclusion {cmd.conclusion_id!r} not found", "conclusion_id")
+                return _refused(
+                    Refusal(404, f"conclusion {cmd.conclusion_id!r} not found", "conclusion_id")
+                )
             if isinstance(cmd, c.UpdateMessageMetadata) and (
                 await self._directory.session_of(workspace, cmd.message_id) != cmd.session_id
             ):
-                return _refused(404, f"message {cmd.message_id!r} not found", "message_id")
+                return _refused(Refusal(404, f"message {cmd.message_id!r} not found", "message_id"))
             ctx = Context(
                 workspace=workspace,
                 now=datetime.now(UTC),
@@ -68,7 +71,7 @@ class IngestService:
                 decision = decide(model, cmd, ctx, counts)
             except Refusal as r:
                 # decide() refuses before it emits anything, so the model is unchanged.
-                return _refused(r.status, r.detail, r.field)
+                return _refused(r)
             # Queued under the lock, so the log holds events in the order they were decided;
             # the acknowledgement is awaited outside it, so the next command need not wait.
             # A command that emits nothing still waits for the newest queued events, since its
@@ -115,5 +118,4 @@ class IngestService:
         )
 
 
-def _refused(status: int, detail: str, field: str | None) -> c.CommandReply:
-    return c.CommandReply(ok=False, error=c.CommandError(status=status, detail=detail, field=field))
+_refused = c.CommandReply.refused

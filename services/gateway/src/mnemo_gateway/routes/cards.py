@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemo_gateway.deps import Svc
+from mnemo_gateway.deps import PathId, Svc
 from mnemo_schema import commands as c
 from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import MAX_CARD_ENTRIES, MAX_CARD_ENTRY_CHARS
+from mnemo_schema.text import StorableText
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/peers/{peer_id}", tags=["peer cards"])
 
@@ -25,9 +26,9 @@ class PeerCardOut(BaseModel):
 
 class PeerCardIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    peer_card: list[Annotated[str, Field(min_length=1, max_length=MAX_CARD_ENTRY_CHARS)]] = Field(
-        max_length=MAX_CARD_ENTRIES
-    )
+    peer_card: list[
+        Annotated[StorableText, Field(min_length=1, max_length=MAX_CARD_ENTRY_CHARS)]
+    ] = Field(max_length=MAX_CARD_ENTRIES)
 
 
 async def read_card(svc: Svc, workspace_id: str, observer: str, observed: str) -> list[str] | None:
@@ -41,7 +42,7 @@ async def read_card(svc: Svc, workspace_id: str, observer: str, observed: str) -
 
 @router.get("/card", response_model=PeerCardOut)
 async def get_peer_card(
-    workspace_id: str, peer_id: str, svc: Svc, target: Target = None
+    workspace_id: PathId, peer_id: PathId, svc: Svc, target: Target = None
 ) -> PeerCardOut:
     """This peer's card of ``target`` (its own card without one)."""
     await svc.store.peer(workspace_id, peer_id)
@@ -52,7 +53,7 @@ async def get_peer_card(
 
 @router.put("/card", response_model=PeerCardOut)
 async def set_peer_card(
-    workspace_id: str, peer_id: str, body: PeerCardIn, svc: Svc, target: Target = None
+    workspace_id: PathId, peer_id: PathId, body: PeerCardIn, svc: Svc, target: Target = None
 ) -> PeerCardOut:
     """Replace this peer's card of ``target`` (its own card without one)."""
     observed = target or peer_id

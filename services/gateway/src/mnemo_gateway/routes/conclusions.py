@@ -9,15 +9,16 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemo_gateway.api import ListBody, Page
-from mnemo_gateway.deps import PageQ, Svc, order
-from mnemo_gateway.errors import ApiError
+from mnemo_gateway.deps import PageQ, PathId, Svc, order
 from mnemo_gateway.routes.context import QUERY_TIMEOUT
 from mnemo_runtime import rpc
 from mnemo_schema import commands as c
 from mnemo_schema import subjects
 from mnemo_schema.commands import MAX_BATCH, NewConclusion
 from mnemo_schema.context_queries import ObservationSearchQuery, ObservationSearchReply
+from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.observations import Level
+from mnemo_schema.text import JsonObject, StorableText
 
 LEVELS: tuple[Level, ...] = get_args(Level)
 # Where a field of the query came from in the request, for a 422 that names it.
@@ -53,10 +54,10 @@ class ConclusionBatch(BaseModel):
 
 class ConclusionQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=10_000)
+    query: StorableText = Field(min_length=1, max_length=10_000)
     top_k: int = Field(default=10, ge=1, le=100)
     distance: float | None = Field(default=None, ge=0.0, le=1.0)
-    filters: dict[str, Any] | None = None
+    filters: JsonObject | None = None
 
 
 def view(r: dict[str, Any]) -> ConclusionOut:
@@ -70,7 +71,7 @@ def view(r: dict[str, Any]) -> ConclusionOut:
 
 @router.post("", response_model=list[ConclusionOut], status_code=201)
 async def create_conclusions(
-    workspace_id: str, body: ConclusionBatch, svc: Svc
+    workspace_id: PathId, body: ConclusionBatch, svc: Svc
 ) -> list[ConclusionOut]:
     """State facts directly; each becomes an explicit observation (origin: api)."""
     reply = await svc.bus.send(
@@ -88,7 +89,7 @@ async def create_conclusions(
 
 @router.post("/list", response_model=Page[ConclusionOut])
 async def list_conclusions(
-    workspace_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+    workspace_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
 ) -> Page[ConclusionOut]:
     """Live conclusions, filtered (observer_id, observed_id, session_id, level, ...) and paged."""
     await svc.store.workspace(workspace_id)
@@ -103,7 +104,7 @@ async def list_conclusions(
 
 @router.post("/query", response_model=list[ConclusionOut])
 async def query_conclusions(
-    workspace_id: str, body: ConclusionQuery, svc: Svc, request: Request
+    workspace_id: PathId, body: ConclusionQuery, svc: Svc, request: Request
 ) -> list[ConclusionOut]:
     """Semantic search inside one (observer_id, observed_id) representation.
 
@@ -113,7 +114,7 @@ async def query_conclusions(
     filters = dict(body.filters or {})
     observer, observed = filters.pop("observer_id", None), filters.pop("observed_id", None)
     if not isinstance(observer, str) or not isinstance(observed, str):
-        raise ApiError(
+        raise Refusal(
             422, "filters: observer_id and observed_id are required (a query is always scoped)",
             "filters.observer_id",
         )  # fmt: skip
@@ -122,11 +123,11 @@ async def query_conclusions(
     if raw_levels is not None:
         asked = [raw_levels] if isinstance(raw_levels, str) else raw_levels
         if not isinstance(asked, list) or any(lv not in LEVELS for lv in asked):
-            raise ApiError(422, f"filters.level: one of {sorted(LEVELS)}", "filters.level")
+            raise Refusal(422, f"filters.level: one of {sorted(LEVELS)}", "filters.level")
         levels = [lv for lv in LEVELS if lv in asked]
     session = filters.pop("session_id", None)
     if filters:
-        raise ApiError(422, f"filters.{next(iter(filters))}: not supported in a query", "filters")
+        raise Refusal(422, f"filters.{next(iter(filters))}: not supported in a query", "filters")
     try:
         query = ObservationSearchQuery(
             observer=observer, observed=observed, query=body.query, top_k=body.top_k,
@@ -134,18 +135,12 @@ async def query_conclusions(
             session_id=session if isinstance(session, str) else None,
         )  # fmt: skip
     except ValidationError as err:
-        first = err.errors()[0]
-        name = str(first["loc"][0])
-        field = _QUERY_FIELDS.get(name, name)
-        raise ApiError(422, f"{field}: {first['msg']}", field) from err
-    try:
-        found = await rpc.call(
-            request.app.state.nc,
-            subjects.query_subject(workspace_id, ObservationSearchQuery.KIND),
-            query, ObservationSearchReply, QUERY_TIMEOUT,
-        )  # fmt: skip
-    except rpc.QueryError as err:
-        raise ApiError(err.status, err.detail, err.field) from err
+        raise refusal(err, rename=_QUERY_FIELDS) from err
+    found = await rpc.call(
+        request.app.state.nc,
+        subjects.query_subject(workspace_id, ObservationSearchQuery.KIND),
+        query, ObservationSearchReply, QUERY_TIMEOUT,
+    )  # fmt: skip
     hits = found.hits
     rows = await svc.store.all(
         f"SELECT * FROM observations WHERE {LIVE} AND id = ANY(%s)",
@@ -156,25 +151,25 @@ async def query_conclusions(
 
 
 @router.get("/{conclusion_id}", response_model=ConclusionOut)
-async def get_conclusion(workspace_id: str, conclusion_id: str, svc: Svc) -> ConclusionOut:
+async def get_conclusion(workspace_id: PathId, conclusion_id: PathId, svc: Svc) -> ConclusionOut:
     """One live conclusion."""
     row = await svc.store.one(
         f"SELECT * FROM observations WHERE {LIVE} AND id = %s", (workspace_id, conclusion_id)
     )
     if row is None:
-        raise ApiError(404, f"conclusion {conclusion_id!r} not found", "conclusion_id")
+        raise Refusal(404, f"conclusion {conclusion_id!r} not found", "conclusion_id")
     return view(row)
 
 
 @router.delete("/{conclusion_id}", status_code=204)
-async def delete_conclusion(workspace_id: str, conclusion_id: str, svc: Svc) -> None:
+async def delete_conclusion(workspace_id: PathId, conclusion_id: PathId, svc: Svc) -> None:
     """Remove a conclusion from its representation; the log keeps it, with the reason."""
     row = await svc.store.one(
         f"SELECT observer, observed FROM observations WHERE {LIVE} AND id = %s",
         (workspace_id, conclusion_id),
     )
     if row is None:
-        raise ApiError(404, f"conclusion {conclusion_id!r} not found", "conclusion_id")
+        raise Refusal(404, f"conclusion {conclusion_id!r} not found", "conclusion_id")
     await svc.bus.send(
         workspace_id,
         c.DeleteConclusion(

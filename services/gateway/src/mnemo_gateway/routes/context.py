@@ -8,8 +8,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemo_gateway.api import MessageOut
-from mnemo_gateway.deps import Svc
-from mnemo_gateway.errors import ApiError
+from mnemo_gateway.deps import PathId, Svc
 from mnemo_gateway.routes.summaries import SummaryOut, summary_view
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
@@ -26,6 +25,9 @@ from mnemo_schema.context_queries import (
     SearchQuery,
     SearchReply,
 )
+from mnemo_schema.errors import Refusal, refusal
+from mnemo_schema.ids import EntityId
+from mnemo_schema.text import JsonObject, StorableText
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["context"])
 
@@ -33,6 +35,8 @@ QUERY_TIMEOUT = 30.0
 R = TypeVar("R", bound=BaseModel)
 
 TopK = Annotated[int | None, Query(ge=1, le=100)]
+QueryId = Annotated[EntityId | None, Query()]
+QueryText = Annotated[StorableText | None, Query(max_length=10_000)]
 MaxDistance = Annotated[float | None, Query(ge=0.0, le=1.0)]
 MaxConclusions = Annotated[int | None, Query(ge=1, le=100)]
 
@@ -47,9 +51,9 @@ class SessionContextOut(BaseModel):
 
 class PeerRepresentationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    session_id: str | None = None
-    target: str | None = None
-    search_query: str | None = None
+    session_id: EntityId | None = None
+    target: EntityId | None = None
+    search_query: StorableText | None = None
     search_top_k: int | None = Field(default=None, ge=1, le=100)
     search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
     include_most_frequent: bool | None = None
@@ -68,18 +72,15 @@ class PeerContextOut(BaseModel):
 
 
 class SearchIn(BaseModel):
-    query: str = Field(min_length=1, max_length=10_000)
-    filters: dict[str, Any] | None = None
+    query: StorableText = Field(min_length=1, max_length=10_000)
+    filters: JsonObject | None = None
     limit: int = Field(default=10, ge=1, le=100)
 
 
 async def _ask(request: Request, ws: str, query: BaseModel, kind: str, reply: type[R]) -> R:
-    try:
-        return await rpc.call(
-            request.app.state.nc, subjects.query_subject(ws, kind), query, reply, QUERY_TIMEOUT
-        )
-    except rpc.QueryError as err:
-        raise ApiError(err.status, err.detail, err.field) from err
+    return await rpc.call(
+        request.app.state.nc, subjects.query_subject(ws, kind), query, reply, QUERY_TIMEOUT
+    )
 
 
 def _build(model: type[R], **fields: Any) -> R:
@@ -87,9 +88,8 @@ def _build(model: type[R], **fields: Any) -> R:
     try:
         return model(**fields)
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(p) for p in first["loc"] if p != "slice") or "query"
-        raise ApiError(422, f"{field}: {first['msg']}", field) from err
+        # The slice's fields are query parameters of their own in the request.
+        raise refusal(err, skip=("slice",)) from err
 
 
 def _slice(
@@ -109,15 +109,15 @@ def _message(m: ContextMessage) -> MessageOut:
 
 @router.get("/sessions/{session_id}/context", response_model=SessionContextOut)
 async def session_context(
-    workspace_id: str,
-    session_id: str,
+    workspace_id: PathId,
+    session_id: PathId,
     svc: Svc,
     request: Request,
     tokens: Annotated[int, Query(ge=0, le=MAX_CONTEXT_TOKENS)] = DEFAULT_CONTEXT_TOKENS,
     summary: bool = True,
-    peer_target: str | None = None,
-    peer_perspective: str | None = None,
-    search_query: str | None = None,
+    peer_target: QueryId = None,
+    peer_perspective: QueryId = None,
+    search_query: QueryText = None,
     search_top_k: TopK = None,
     search_max_distance: MaxDistance = None,
     limit_to_session: bool = False,
@@ -126,7 +126,7 @@ async def session_context(
 ) -> SessionContextOut:
     """Recent messages, the session summary and the target's slice and card, within ``tokens``."""
     if peer_perspective is not None and peer_target is None:
-        raise ApiError(422, "peer_perspective: needs peer_target", "peer_perspective")
+        raise Refusal(422, "peer_perspective: needs peer_target", "peer_perspective")
     await svc.store.session(workspace_id, session_id)
     for peer in {p for p in (peer_target, peer_perspective) if p is not None}:
         await svc.store.peer(workspace_id, peer)
@@ -164,7 +164,7 @@ async def _representation(
 
 @router.post("/peers/{peer_id}/representation", response_model=RepresentationOut)
 async def peer_representation(
-    workspace_id: str, peer_id: str, body: PeerRepresentationIn, svc: Svc, request: Request
+    workspace_id: PathId, peer_id: PathId, body: PeerRepresentationIn, svc: Svc, request: Request
 ) -> RepresentationOut:
     """What this peer believes about ``target`` (itself without one), as markdown."""
     want = _slice(
@@ -177,12 +177,12 @@ async def peer_representation(
 
 @router.get("/peers/{peer_id}/context", response_model=PeerContextOut)
 async def peer_context(
-    workspace_id: str,
-    peer_id: str,
+    workspace_id: PathId,
+    peer_id: PathId,
     svc: Svc,
     request: Request,
-    target: str | None = None,
-    search_query: str | None = None,
+    target: QueryId = None,
+    search_query: QueryText = None,
     search_top_k: TopK = None,
     search_max_distance: MaxDistance = None,
     include_most_frequent: bool | None = None,
@@ -204,9 +204,9 @@ def _narrow(filters: dict[str, Any] | None, **fixed: str | None) -> dict[str, st
     scope = dict(fixed)
     for key, value in (filters or {}).items():
         if key not in scope or not isinstance(value, str):
-            raise ApiError(422, f"filters.{key}: unsupported in message search", f"filters.{key}")
+            raise Refusal(422, f"filters.{key}: unsupported in message search", f"filters.{key}")
         if scope[key] is not None and scope[key] != value:
-            raise ApiError(422, f"filters.{key}: conflicts with the path", f"filters.{key}")
+            raise Refusal(422, f"filters.{key}: conflicts with the path", f"filters.{key}")
         scope[key] = value
     return scope
 
@@ -222,7 +222,7 @@ async def _search(
 
 @router.post("/search", response_model=list[MessageOut])
 async def search_workspace(
-    workspace_id: str, body: SearchIn, svc: Svc, request: Request
+    workspace_id: PathId, body: SearchIn, svc: Svc, request: Request
 ) -> list[MessageOut]:
     """Messages of the workspace matching ``query`` by words and by meaning."""
     await svc.store.workspace(workspace_id)
@@ -231,7 +231,7 @@ async def search_workspace(
 
 @router.post("/sessions/{session_id}/search", response_model=list[MessageOut])
 async def search_session(
-    workspace_id: str, session_id: str, body: SearchIn, svc: Svc, request: Request
+    workspace_id: PathId, session_id: PathId, body: SearchIn, svc: Svc, request: Request
 ) -> list[MessageOut]:
     """Messages of one session matching ``query``."""
     await svc.store.session(workspace_id, session_id)
@@ -240,7 +240,7 @@ async def search_session(
 
 @router.post("/peers/{peer_id}/search", response_model=list[MessageOut])
 async def search_peer(
-    workspace_id: str, peer_id: str, body: SearchIn, svc: Svc, request: Request
+    workspace_id: PathId, peer_id: PathId, body: SearchIn, svc: Svc, request: Request
 ) -> list[MessageOut]:
     """Messages one peer sent matching ``query``."""
     await svc.store.peer(workspace_id, peer_id)

@@ -9,8 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
-from mnemo_gateway.deps import Svc
-from mnemo_gateway.errors import ApiError
+from mnemo_gateway.deps import PathId, Svc
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
 from mnemo_schema.dialectic_queries import (
@@ -19,6 +18,9 @@ from mnemo_schema.dialectic_queries import (
     ChatQuery,
     ReasoningLevel,
 )
+from mnemo_schema.errors import Refusal
+from mnemo_schema.ids import EntityId
+from mnemo_schema.text import StorableText
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["dialectic"])
 
@@ -33,9 +35,9 @@ class ChatBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Checked in the route: a length error here would be reported against the whole body.
-    query: str
-    session_id: str | None = None
-    target: str | None = None
+    query: StorableText
+    session_id: EntityId | None = None
+    target: EntityId | None = None
     stream: bool = False
     reasoning_level: ReasoningLevel = "low"
     response_format: dict[str, Any] | None = None
@@ -47,20 +49,22 @@ def _sse(chunk: ChatChunk) -> bytes:
 
 
 @router.post("/peers/{peer_id}/chat", response_model=ChatAnswer)
-async def chat(workspace_id: str, peer_id: str, body: ChatBody, svc: Svc, request: Request) -> Any:
+async def chat(
+    workspace_id: PathId, peer_id: PathId, body: ChatBody, svc: Svc, request: Request
+) -> Any:
     """Ask what ``peer_id`` knows about ``target`` (itself by default)."""
     if not body.query.strip() or len(body.query) > MAX_QUERY:
-        raise ApiError(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
+        raise Refusal(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
     if body.response_format is not None:
-        raise ApiError(
+        raise Refusal(
             422, "response_format: structured answers are not supported", "response_format"
         )
     await svc.store.peer(workspace_id, peer_id)
     if body.target is not None:
         try:
             await svc.store.peer(workspace_id, body.target)
-        except ApiError as err:
-            raise ApiError(404, f"peer {body.target!r} not found", "target") from err
+        except Refusal as err:
+            raise Refusal(404, f"peer {body.target!r} not found", "target") from err
     if body.session_id is not None:
         await svc.store.session(workspace_id, body.session_id)
     query = ChatQuery(
@@ -71,16 +75,10 @@ async def chat(workspace_id: str, peer_id: str, body: ChatBody, svc: Svc, reques
     subject = subjects.query_subject(workspace_id, "chat")
     nc = request.app.state.nc
     if not body.stream:
-        try:
-            return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S)
-        except rpc.QueryError as err:
-            raise ApiError(err.status, err.detail, err.field) from err
+        return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S)
     chunks = rpc.stream(nc, subject, query, ChatChunk, CHAT_TIMEOUT_S)
-    try:
-        # The first chunk is awaited here so a refused query is an HTTP error, not a broken stream.
-        first = await anext(chunks)
-    except rpc.QueryError as err:
-        raise ApiError(err.status, err.detail, err.field) from err
+    # The first chunk is awaited here so a refused query is an HTTP error, not a broken stream.
+    first = await anext(chunks)
 
     async def events() -> AsyncIterator[bytes]:
         yield _sse(first)
@@ -89,7 +87,7 @@ async def chat(workspace_id: str, peer_id: str, body: ChatBody, svc: Svc, reques
         try:
             async for chunk in chunks:
                 yield _sse(chunk)
-        except rpc.QueryError:
+        except Refusal:
             # Headers are sent; end the stream so the client sees it finish.
             yield _sse(ChatChunk(done=True))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict
 
-from mnemo_gateway.deps import Svc
+from mnemo_gateway.deps import PathId, Svc
 from mnemo_runtime.bus import EventPublisher
 from mnemo_schema.dreams import DreamDue
 from mnemo_schema.envelope import utcnow
@@ -24,7 +24,7 @@ class ScheduleDreamIn(BaseModel):
 
 @router.post("/schedule_dream", status_code=204)
 async def schedule_dream(
-    workspace_id: str, body: ScheduleDreamIn, svc: Svc, request: Request
+    workspace_id: PathId, body: ScheduleDreamIn, svc: Svc, request: Request
 ) -> Response:
     """Publish a DreamDue for (observer, observed); the dreamer runs it once the log holds it."""
     observed = body.observed or body.observer

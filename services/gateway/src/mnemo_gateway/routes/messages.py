@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, MessageBatchCreate, MessageOut, MessageUpdate, Page
-from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.deps import PageQ, PathId, Svc, order
 from mnemo_gateway.store import MESSAGE_COLS
 from mnemo_schema import commands as c
 
@@ -24,8 +24,8 @@ IDEMPOTENCY_KEY_MAX = 255
 
 @router.post("", response_model=list[MessageOut], status_code=201)
 async def create_messages(
-    workspace_id: str,
-    session_id: str,
+    workspace_id: PathId,
+    session_id: PathId,
     body: MessageBatchCreate,
     svc: Svc,
     idempotency_key: Annotated[str | None, Header(max_length=IDEMPOTENCY_KEY_MAX)] = None,
@@ -53,7 +53,7 @@ async def create_messages(
 
 @router.post("/list", response_model=Page[MessageOut])
 async def list_messages(
-    workspace_id: str, session_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+    workspace_id: PathId, session_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
 ) -> Page[MessageOut]:
     """Messages of a session in posting order, filtered and paginated."""
     await svc.store.session(workspace_id, session_id)
@@ -67,14 +67,16 @@ async def list_messages(
 
 
 @router.get("/{message_id}", response_model=MessageOut)
-async def get_message(workspace_id: str, session_id: str, message_id: str, svc: Svc) -> MessageOut:
+async def get_message(
+    workspace_id: PathId, session_id: PathId, message_id: PathId, svc: Svc
+) -> MessageOut:
     """One message."""
     return views.message(await svc.store.message(workspace_id, session_id, message_id))
 
 
 @router.put("/{message_id}", response_model=MessageOut)
 async def update_message(
-    workspace_id: str, session_id: str, message_id: str, body: MessageUpdate, svc: Svc
+    workspace_id: PathId, session_id: PathId, message_id: PathId, body: MessageUpdate, svc: Svc
 ) -> MessageOut:
     """Replace a message's metadata."""
     await svc.bus.send(

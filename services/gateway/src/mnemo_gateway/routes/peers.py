@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, Page, PeerCreate, PeerOut, PeerUpdate, SessionOut
-from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.deps import PageQ, PathId, Svc, order
 from mnemo_gateway.store import PEER_COLS, SESSION_COLS
 from mnemo_schema import commands as c
 
@@ -15,7 +15,7 @@ router = APIRouter(prefix="/v3/workspaces/{workspace_id}/peers", tags=["peers"])
 
 @router.post("", response_model=PeerOut)
 async def get_or_create_peer(
-    workspace_id: str, body: PeerCreate, svc: Svc, response: Response
+    workspace_id: PathId, body: PeerCreate, svc: Svc, response: Response
 ) -> PeerOut:
     """Get a peer, creating it if it does not exist."""
     reply = await svc.bus.send(
@@ -28,7 +28,7 @@ async def get_or_create_peer(
 
 @router.post("/list", response_model=Page[PeerOut])
 async def list_peers(
-    workspace_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+    workspace_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
 ) -> Page[PeerOut]:
     """Peers of a workspace, filtered and paginated."""
     await svc.store.workspace(workspace_id)
@@ -41,7 +41,7 @@ async def list_peers(
 
 
 @router.put("/{peer_id}", response_model=PeerOut)
-async def update_peer(workspace_id: str, peer_id: str, body: PeerUpdate, svc: Svc) -> PeerOut:
+async def update_peer(workspace_id: PathId, peer_id: PathId, body: PeerUpdate, svc: Svc) -> PeerOut:
     """Replace a peer's metadata and/or configuration."""
     await svc.bus.send(
         workspace_id,
@@ -52,7 +52,7 @@ async def update_peer(workspace_id: str, peer_id: str, body: PeerUpdate, svc: Sv
 
 @router.post("/{peer_id}/sessions", response_model=Page[SessionOut])
 async def list_peer_sessions(
-    workspace_id: str, peer_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+    workspace_id: PathId, peer_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
 ) -> Page[SessionOut]:
     """Sessions the peer is a member of."""
     await svc.store.peer(workspace_id, peer_id)

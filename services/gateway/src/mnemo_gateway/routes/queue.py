@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import psycopg
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from mnemo_gateway.deps import Svc
+from mnemo_gateway.deps import PathId, Svc
+from mnemo_schema.ids import EntityId
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["queue"])
 
@@ -70,11 +71,11 @@ def _status(total: int, done: int, in_progress: int) -> dict[str, int]:
 
 @router.get("/queue/status", response_model=QueueStatus)
 async def queue_status(
-    workspace_id: str,
+    workspace_id: PathId,
     svc: Svc,
-    observer_id: str | None = Query(default=None),
-    sender_id: str | None = Query(default=None),
-    session_id: str | None = Query(default=None),
+    observer_id: Annotated[EntityId | None, Query()] = None,
+    sender_id: Annotated[EntityId | None, Query()] = None,
+    session_id: Annotated[EntityId | None, Query()] = None,
 ) -> QueueStatus:
     """Work units pending, in progress and completed, overall and per session."""
     await svc.store.workspace(workspace_id)

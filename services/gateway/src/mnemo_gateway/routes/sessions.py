@@ -16,7 +16,7 @@ from mnemo_gateway.api import (
     SessionPeerConfigOut,
     SessionUpdate,
 )
-from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.deps import PageQ, PathId, Svc, order
 from mnemo_gateway.store import SESSION_COLS
 from mnemo_schema import commands as c
 from mnemo_schema.config import SessionPeerConfig
@@ -29,7 +29,7 @@ PeerMap = Annotated[dict[EntityId, SessionPeerConfig], Body()]
 
 @router.post("", response_model=SessionOut)
 async def get_or_create_session(
-    workspace_id: str, body: SessionCreate, svc: Svc, response: Response
+    workspace_id: PathId, body: SessionCreate, svc: Svc, response: Response
 ) -> SessionOut:
     """Get a session, creating it (and its initial members) if it does not exist."""
     reply = await svc.bus.send(
@@ -45,7 +45,7 @@ async def get_or_create_session(
 
 @router.post("/list", response_model=Page[SessionOut])
 async def list_sessions(
-    workspace_id: str, svc: Svc, paging: PageQ, body: ListBody | None = None
+    workspace_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
 ) -> Page[SessionOut]:
     """Sessions of a workspace, filtered and paginated."""
     await svc.store.workspace(workspace_id)
@@ -59,7 +59,7 @@ async def list_sessions(
 
 @router.put("/{session_id}", response_model=SessionOut)
 async def update_session(
-    workspace_id: str, session_id: str, body: SessionUpdate, svc: Svc
+    workspace_id: PathId, session_id: PathId, body: SessionUpdate, svc: Svc
 ) -> SessionOut:
     """Replace a session's metadata and/or configuration."""
     await svc.bus.send(
@@ -72,7 +72,7 @@ async def update_session(
 
 
 @router.delete("/{session_id}", status_code=202)
-async def delete_session(workspace_id: str, session_id: str, svc: Svc) -> dict[str, str]:
+async def delete_session(workspace_id: PathId, session_id: PathId, svc: Svc) -> dict[str, str]:
     """Delete a session, its members and its messages from the read models."""
     await svc.bus.send(workspace_id, c.DeleteSession(session_id=session_id))
     return {"status": "deleted"}
@@ -80,7 +80,7 @@ async def delete_session(workspace_id: str, session_id: str, svc: Svc) -> dict[s
 
 @router.post("/{session_id}/peers", response_model=SessionOut)
 async def add_session_peers(
-    workspace_id: str, session_id: str, peers: PeerMap, svc: Svc
+    workspace_id: PathId, session_id: PathId, peers: PeerMap, svc: Svc
 ) -> SessionOut:
     """Add members (peer id -> configuration)."""
     await svc.bus.send(workspace_id, c.AddSessionPeers(session_id=session_id, peers=peers))
@@ -89,7 +89,7 @@ async def add_session_peers(
 
 @router.put("/{session_id}/peers", response_model=SessionOut)
 async def set_session_peers(
-    workspace_id: str, session_id: str, peers: PeerMap, svc: Svc
+    workspace_id: PathId, session_id: PathId, peers: PeerMap, svc: Svc
 ) -> SessionOut:
     """Make the given peers the whole membership."""
     await svc.bus.send(
@@ -100,7 +100,7 @@ async def set_session_peers(
 
 @router.delete("/{session_id}/peers", response_model=SessionOut)
 async def remove_session_peers(
-    workspace_id: str, session_id: str, peer_ids: Annotated[list[EntityId], Body()], svc: Svc
+    workspace_id: PathId, session_id: PathId, peer_ids: Annotated[list[EntityId], Body()], svc: Svc
 ) -> SessionOut:
     """Remove members."""
     await svc.bus.send(workspace_id, c.RemoveSessionPeers(session_id=session_id, peer_ids=peer_ids))
@@ -109,7 +109,7 @@ async def remove_session_peers(
 
 @router.get("/{session_id}/peers", response_model=Page[PeerOut])
 async def list_session_peers(
-    workspace_id: str, session_id: str, svc: Svc, paging: PageQ
+    workspace_id: PathId, session_id: PathId, svc: Svc, paging: PageQ
 ) -> Page[PeerOut]:
     """Members of a session."""
     await svc.store.session(workspace_id, session_id)
@@ -127,7 +127,7 @@ async def list_session_peers(
 
 @router.get("/{session_id}/peers/{peer_id}/config", response_model=SessionPeerConfigOut)
 async def get_session_peer_config(
-    workspace_id: str, session_id: str, peer_id: str, svc: Svc
+    workspace_id: PathId, session_id: PathId, peer_id: PathId, svc: Svc
 ) -> SessionPeerConfigOut:
     """A member's observe_me / observe_others switches."""
     row = await svc.store.member_config(workspace_id, session_id, peer_id)
@@ -136,7 +136,7 @@ async def get_session_peer_config(
 
 @router.put("/{session_id}/peers/{peer_id}/config", response_model=SessionPeerConfigOut)
 async def set_session_peer_config(
-    workspace_id: str, session_id: str, peer_id: str, body: SessionPeerConfig, svc: Svc
+    workspace_id: PathId, session_id: PathId, peer_id: PathId, body: SessionPeerConfig, svc: Svc
 ) -> SessionPeerConfigOut:
     """Change a member's switches; later messages are routed by the new values."""
     await svc.bus.send(

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from mnemo_gateway.deps import Svc
+from mnemo_gateway.deps import PathId, Svc
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/sessions/{session_id}", tags=["summaries"])
 
@@ -48,7 +48,7 @@ async def latest_summary(
 
 
 @router.get("/summaries", response_model=SessionSummariesOut)
-async def get_summaries(workspace_id: str, session_id: str, svc: Svc) -> SessionSummariesOut:
+async def get_summaries(workspace_id: PathId, session_id: PathId, svc: Svc) -> SessionSummariesOut:
     """The session's newest short and long summaries (either may not exist yet)."""
     await svc.store.session(workspace_id, session_id)
     return SessionSummariesOut(

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, Page, WorkspaceCreate, WorkspaceOut, WorkspaceUpdate
-from mnemo_gateway.deps import PageQ, Svc, order
+from mnemo_gateway.deps import PageQ, PathId, Svc, order
 from mnemo_gateway.store import WORKSPACE_COLS
 from mnemo_schema import commands as c
 
@@ -39,7 +39,7 @@ async def list_workspaces(
 
 
 @router.put("/{workspace_id}", response_model=WorkspaceOut)
-async def update_workspace(workspace_id: str, body: WorkspaceUpdate, svc: Svc) -> WorkspaceOut:
+async def update_workspace(workspace_id: PathId, body: WorkspaceUpdate, svc: Svc) -> WorkspaceOut:
     """Replace a workspace's metadata and/or configuration."""
     await svc.bus.send(
         workspace_id,
@@ -49,7 +49,7 @@ async def update_workspace(workspace_id: str, body: WorkspaceUpdate, svc: Svc) -
 
 
 @router.delete("/{workspace_id}", status_code=202)
-async def delete_workspace(workspace_id: str, svc: Svc) -> dict[str, str]:
+async def delete_workspace(workspace_id: PathId, svc: Svc) -> dict[str, str]:
     """Delete a workspace and everything in it (the log keeps the history)."""
     await svc.bus.send(workspace_id, c.DeleteWorkspace())
     return {"status": "deleted"}
