@@ -9,7 +9,7 @@ import psycopg
 
 from mnemo_projector.domain import apply_batch, messages_only
 from mnemo_projector.entities import EntityProjection
-from mnemo_projector.runner import advance_guarded, read_position
+from mnemo_projector.positions import advance_guarded, read_position
 from mnemo_projector.tables import PROJECTION
 from mnemo_runtime.pg import open_pool
 from mnemo_schema.events import MessagePosted, Representation, SessionCreated

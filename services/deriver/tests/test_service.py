@@ -9,6 +9,7 @@ import pytest
 
 from mnemo_deriver.service import Delivery, DeriverService
 from mnemo_deriver.settings import DeriverSettings
+from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.deriver_contract import parse_batch
 from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
@@ -34,10 +35,11 @@ class Grounding:
 
 class Dead:
     def __init__(self) -> None:
-        self.parked: list[tuple[str, dict[str, object]]] = []
+        self.parked: list[Letter] = []
 
-    async def park(self, reason: str, payload: dict[str, object]) -> None:
-        self.parked.append((reason, payload))
+    async def park(self, letter: Letter) -> int:
+        self.parked.append(letter)
+        return len(self.parked)
 
 
 class Progress:
@@ -57,9 +59,10 @@ class Progress:
 
 
 class Settled:
-    def __init__(self) -> None:
+    def __init__(self, attempts: dict[int, int] | None = None) -> None:
         self.acked: list[int] = []
         self.naked: list[int] = []
+        self.attempts = attempts or {}
 
     def delivery(self, seq: int, event: MessagePosted) -> Delivery:
         async def ack() -> None:
@@ -68,7 +71,7 @@ class Settled:
         async def nak(delay: float) -> None:
             self.naked.append(seq)
 
-        return Delivery(seq, event, ack, nak)
+        return Delivery(seq, event, ack, nak, self.attempts.get(seq, 1))
 
 
 def posted(i: int, peer: str, text: str, reps: list[tuple[str, str]]) -> MessagePosted:
@@ -144,8 +147,9 @@ async def test_malformed_output_is_retried_then_parked_with_the_reason():
     await svc.deliver([s.delivery(3, posted(3, "a", "I love jazz.", [("a", "a")]))])
     await svc.flush()
     assert parts["log"].events == []
-    ((reason, payload),) = parts["dead"].parked
-    assert "malformed" in reason and payload["message_ids"] == ["m3"]
+    (letter,) = parts["dead"].parked
+    assert "malformed" in letter.reason and letter.detail["message_ids"] == ["m3"]
+    assert (letter.workspace, letter.session_id, letter.stream_seq) == ("w", "s", 3)
     assert s.acked == [3]  # parked, not silently dropped: the dead letter holds it
 
 
@@ -231,3 +235,51 @@ async def test_a_redelivered_message_after_a_failed_batch_is_processed_afresh():
     await healthy.deliver([s.delivery(6, msg)])
     await healthy.flush()
     assert s.acked == [6] and len(parts["log"].events) == 1
+
+
+class _FailsOn:
+    """The local reasoner, except that it breaks on one message's text, as a bug would."""
+
+    def __init__(self, poison: str) -> None:
+        self.poison = poison
+        self.local = LocalReasoner()
+
+    async def complete(self, request: ModelRequest):
+        if self.poison in request.messages[0].text():
+            raise KeyError("the reasoner broke on this message")
+        return await self.local.complete(request)
+
+
+async def test_one_message_that_breaks_the_deriver_holds_back_none_of_its_batch():
+    svc, parts = service(_FailsOn("POISON"))
+    s = Settled()
+    await svc.deliver(
+        [
+            s.delivery(1, posted(1, "a", "I adopted a puppy named Rex.", [("a", "a")])),
+            s.delivery(2, posted(2, "a", "POISON here.", [("a", "a")])),
+            s.delivery(3, posted(3, "a", "I moved to Lisbon in March.", [("a", "a")])),
+        ]
+    )
+    await svc.flush()
+    assert sorted(s.acked) == [1, 3]  # derived alone, the others go through
+    assert s.naked == [2]  # the one at fault is tried again later
+    assert {e.source_message_ids[0] for e in parts["log"].events} == {"m1", "m3"}
+    assert parts["dead"].parked == []
+
+
+async def test_a_message_failing_on_its_last_attempt_is_parked_with_the_reason():
+    svc, parts = service(_FailsOn("POISON"), max_attempts=3)
+    s = Settled(attempts={2: 3})
+    await svc.deliver([s.delivery(2, posted(2, "a", "POISON here.", [("a", "a")]))])
+    await svc.flush()
+    assert s.acked == [2] and s.naked == []
+    (letter,) = parts["dead"].parked
+    assert "KeyError" in letter.reason and letter.stream_seq == 2 and letter.attempts == 3
+
+
+async def test_an_outage_is_retried_however_often_it_was_delivered():
+    svc, parts = service(ScriptedModel(ModelUnavailable("overloaded", attempts=4)), max_attempts=2)
+    s = Settled(attempts={7: 50})
+    await svc.deliver([s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
+    await svc.flush()
+    assert s.naked == [7] and parts["dead"].parked == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.local.summarizer import parse_input
@@ -49,16 +50,18 @@ class History:
 
 class Dead:
     def __init__(self) -> None:
-        self.parked: list[tuple[str, dict[str, object]]] = []
+        self.parked: list[Letter] = []
 
-    async def park(self, reason: str, payload: dict[str, object]) -> None:
-        self.parked.append((reason, payload))
+    async def park(self, letter: Letter) -> int:
+        self.parked.append(letter)
+        return len(self.parked)
 
 
 class Settled:
-    def __init__(self) -> None:
+    def __init__(self, attempts: dict[int, int] | None = None) -> None:
         self.acked: list[int] = []
         self.naked: list[tuple[int, float]] = []
+        self.attempts = attempts or {}
 
     def delivery(self, seq: int, session: str = SID) -> Delivery:
         speaker = "caroline" if seq % 2 else "melanie"
@@ -74,7 +77,7 @@ class Settled:
         async def nak(delay: float) -> None:
             self.naked.append((seq, delay))
 
-        return Delivery(seq, event, ack, nak)
+        return Delivery(seq, event, ack, nak, self.attempts.get(seq, 1))
 
 
 def service(
@@ -158,10 +161,11 @@ async def test_empty_answers_after_every_attempt_park_the_work_and_move_on():
     bus = Settled()
     await svc.deliver([bus.delivery(seq) for seq in range(1, 41)])
     assert len(dead.parked) == 1
-    reason, payload = dead.parked[0]
-    assert "malformed" in reason
-    assert payload["summary_type"] == "short"
-    assert payload["message_ids"] == [f"m{i}" for i in range(1, 21)]
+    letter = dead.parked[0]
+    assert "malformed" in letter.reason
+    assert (letter.workspace, letter.session_id) == (WS, SID)
+    assert letter.detail["summary_type"] == "short"
+    assert letter.detail["message_ids"] == [f"m{i}" for i in range(1, 21)]
     assert bus.acked == list(range(1, 41)) and bus.naked == []
     assert [(s.message_id, s.content) for s in log.summaries()] == [("m40", "Second window.")]
 
@@ -212,3 +216,39 @@ def test_the_request_names_the_stage_and_carries_the_prompt():
     parsed = parse_input(req.messages[0].text())
     assert parsed.kind == "long" and parsed.word_limit == 600 and parsed.previous is None
     assert [(m.peer_id, m.content) for m in parsed.messages] == [("caroline", "Line one line two")]
+
+
+class _Broken:
+    """A model that fails as a bug would, not as an outage."""
+
+    async def complete(self, request: ModelRequest):
+        raise KeyError("broken")
+
+
+async def test_a_failure_of_its_own_is_retried_then_the_summary_parked_and_the_session_goes_on():
+    svc, _, dead = service(_Broken(), messages_per_short_summary=2, max_attempts=2)
+    bus = Settled(attempts={2: 1})
+    await svc.deliver([bus.delivery(1), bus.delivery(2)])
+    assert bus.naked == [(2, 5.0)] and dead.parked == []  # one attempt left: handed back
+    svc2, _, dead2 = service(_Broken(), messages_per_short_summary=2, max_attempts=2)
+    bus2 = Settled(attempts={2: 2})
+    await svc2.deliver([bus2.delivery(1), bus2.delivery(2), bus2.delivery(3)])
+    (letter,) = dead2.parked
+    assert "KeyError" in letter.reason and letter.detail["message_seq"] == 2
+    assert bus2.acked == [1, 2, 3]  # the session is not held back
+
+
+async def test_a_redrive_summarizes_the_session_again_up_to_now():
+    stored = {"short": Stored("Caroline adopted Rex.", 20, 20)}
+    turns = tuple(
+        Turn(s, f"m{s}", "caroline", f"I moved to Lisbon in week {s}.", AT) for s in range(21, 31)
+    )
+    svc, log, _ = service(LocalReasoner(), History(SessionRecord(latest=stored, messages=turns)))
+    assert await svc.redrive(WS, SID, ["short"]) == 1
+    (summary,) = log.summaries()
+    assert (summary.summary_type, summary.message_seq, summary.messages_covered) == (
+        "short",
+        30,
+        30,
+    )
+    assert summary.content.strip()

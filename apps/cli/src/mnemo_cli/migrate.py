@@ -17,9 +17,9 @@ from mnemo_deriver.settings import DeriverSettings
 from mnemo_dreamer.adapters.bus import consumers as dreamer_consumers
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import connect, ensure_stream
+from mnemo_runtime.deadletters import ensure_dead_letter_stream
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.settings import InfraSettings
-from mnemo_runtime.work import DeadLetters
 from mnemo_schema import subjects
 from mnemo_summarizer.adapters.bus import consumers as summarizer_consumers
 from mnemo_summarizer.settings import SummarizerSettings
@@ -44,7 +44,7 @@ async def migrate(settings: InfraSettings) -> None:
     try:
         js = nc.jetstream(timeout=10)
         await ensure_stream(js)
-        await DeadLetters(js, "migrate").ensure()
+        await ensure_dead_letter_stream(js)
         print(f"stream   {subjects.STREAM}, {subjects.DEAD_LETTER_STREAM}")
         for config in stage_consumers():
             # Create, or update the editable fields (ack wait, pending limit) of an existing one.

@@ -7,7 +7,7 @@ import time
 
 from mnemo_cli.local import _paths, running
 from mnemo_projector.app import build_app
-from mnemo_projector.runner import read_position
+from mnemo_projector.positions import read_position
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_projector.tables import drop_projection
 from mnemo_runtime.bus import stream_last_seq

@@ -60,7 +60,13 @@ PROJECTION_PENDING = Gauge(
 )
 DEAD_LETTERS = Gauge(
     "mnemo_dead_letters",
-    "Work parked on the dead-letter stream, by the subject's stage.",
+    "Open dead letters (quarantined events, parked work) not yet redriven or discarded, by stage.",
+    ("stage",),
+)
+DEAD_LETTERS_RECORDED = Counter(
+    "mnemo_dead_letters_recorded_total",
+    "Dead letters this process recorded (an event quarantined, work parked), by stage: alert on"
+    " any increase.",
     ("stage",),
 )
 MODEL_CALLS = Counter(

@@ -73,18 +73,23 @@ async def refresh_bus_gauges(js: JetStreamContext, watch: BusWatch) -> None:
     for name, pending_events in watch.projections.items():
         with contextlib.suppress(Exception):
             metrics.PROJECTION_PENDING.labels(name).set(await pending_events())
-    if watch.dead_letter_stages:
-        try:
-            info = await js.stream_info(
-                subjects.DEAD_LETTER_STREAM, subjects_filter=subjects.DEAD_LETTER_SUBJECTS
+
+
+async def refresh_dead_letter_gauge(pool: AsyncConnectionPool, stages: tuple[str, ...]) -> None:
+    """Open dead letters per stage, from the table every stage records them in."""
+    if not stages:
+        return
+    async with pool.connection(timeout=2) as conn:
+        rows = await (
+            await conn.execute(
+                "SELECT stage, count(*) AS n FROM dead_letters"
+                " WHERE status IN ('open', 'redrive') AND stage = ANY(%s) GROUP BY stage",
+                (list(stages),),
             )
-        except Exception:
-            return
-        counts = info.state.subjects or {}
-        for stage in watch.dead_letter_stages:
-            metrics.DEAD_LETTERS.labels(stage).set(
-                counts.get(subjects.dead_letter_subject(stage), 0)
-            )
+        ).fetchall()
+    counts = {r["stage"]: int(r["n"]) for r in rows}  # type: ignore[call-overload]
+    for stage in stages:
+        metrics.DEAD_LETTERS.labels(stage).set(counts.get(stage, 0))
 
 
 Check = Callable[[], Awaitable[str | None]]
@@ -217,6 +222,7 @@ async def start_ops(
 
     async def refresh() -> None:
         await refresh_bus_gauges(js, watch)
+        await refresh_dead_letter_gauge(pool, watch.dead_letter_stages)
 
     server = OpsServer(settings, infra_checks(nc, js, pool), refresh)
     await server.start()

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
 
+from mnemo_runtime.deadletters import DeadLetters, Letter, undecodable
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
 from mnemo_schema.events import Event, MessagePosted, decode_event
@@ -23,40 +21,8 @@ from mnemo_schema.events import Event, MessagePosted, decode_event
 log = get_logger("mnemo.work")
 
 
-class DeadLetters:
-    """Parks work a stage could not complete on ``mnemo.dlq.<stage>``, with the reason.
-
-    The dead-letter stream keeps it until someone inspects, replays or removes it.
-    """
-
-    def __init__(self, js: JetStreamContext, stage: str) -> None:
-        self._js = js
-        self.stage = stage
-
-    async def ensure(self) -> None:
-        """Create the dead-letter stream if missing."""
-        try:
-            await self._js.stream_info(subjects.DEAD_LETTER_STREAM)
-        except NotFoundError:
-            # Another stage may create it at the same moment; either creation is the same stream.
-            with contextlib.suppress(Exception):
-                await self._js.add_stream(
-                    StreamConfig(
-                        name=subjects.DEAD_LETTER_STREAM,
-                        subjects=[subjects.DEAD_LETTER_SUBJECTS],
-                        storage=StorageType.FILE,
-                    )
-                )
-
-    async def park(self, reason: str, payload: dict[str, object]) -> None:
-        """Store one piece of failed work."""
-        body = json.dumps({"stage": self.stage, "reason": reason, **payload}).encode()
-        await self._js.publish(subjects.dead_letter_subject(self.stage), body)
-        log.error("work.dead_letter", stage=self.stage, reason=reason)
-
-
 async def decode_or_park(m: Msg, dead: DeadLetters) -> Event | None:
-    """The event ``m`` carries, or None once an undecodable one is parked with the reason.
+    """The event ``m`` carries, or None once an undecodable one is recorded as a dead letter.
 
     Anyone with access to the bus can publish on an event subject; one malformed message must
     not stop a stage for good, nor vanish without a trace.
@@ -64,16 +30,8 @@ async def decode_or_park(m: Msg, dead: DeadLetters) -> Event | None:
     try:
         return decode_event(m.data)
     except ValidationError as err:
-        seq = int(m.metadata.sequence.stream) if m.reply else None
-        await dead.park(
-            "undecodable event",
-            {
-                "subject": m.subject,
-                "seq": seq,
-                "error": str(err)[:2000],
-                "data_b64": base64.b64encode(m.data[:65536]).decode(),
-            },
-        )
+        seq = int(m.metadata.sequence.stream) if m.reply else 0
+        await dead.park(Letter.of_event(seq, m.subject, m.data, undecodable(err)))
         return None
 
 
@@ -142,6 +100,8 @@ class Delivery:
     event: MessagePosted
     ack: Callable[[], Awaitable[None]]
     nak: Callable[[float], Awaitable[None]]
+    # How many times the bus has delivered it, this time included.
+    attempts: int = 1
 
 
 async def message_deliveries(
@@ -168,7 +128,8 @@ async def message_deliveries(
                 await m.ack()
                 continue
             seq = int(m.metadata.sequence.stream)
-            deliveries.append(Delivery(seq, event, m.ack, nak_later(m)))
+            attempts = int(m.metadata.num_delivered or 1)
+            deliveries.append(Delivery(seq, event, m.ack, nak_later(m), attempts))
         yield deliveries
 
 

@@ -12,12 +12,12 @@ from mnemo_deriver.adapters.progress import PgProgress
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.deadletters import DeadLetters
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
-from mnemo_runtime.work import DeadLetters
 
 MIGRATIONS = package_migrations("mnemo_deriver")
 
@@ -37,7 +37,7 @@ async def run(
     model: ChatModel | None = None,
 ) -> None:
     """Run the deriver until ``stop``."""
-    dead = DeadLetters(js, "deriver")
+    dead = DeadLetters(js, pool, "deriver")
     await dead.ensure()
     service = DeriverService(
         settings,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.memory.rules import Rejected
 from mnemo_schema.events import Envelope
 from mnemo_schema.observations import ObservationWritten
@@ -23,7 +24,7 @@ class Grounding(Protocol):
 
 
 class DeadLetters(Protocol):
-    async def park(self, reason: str, payload: dict[str, object]) -> None:
+    async def park(self, letter: Letter) -> int:
         """Keep work that could not be done, with the reason, for inspection and replay."""
         ...
 

@@ -1,7 +1,11 @@
 """Deliveries in, batches through the model, observations out; acknowledgements last.
 
 A delivered message is acknowledged only once every representation it feeds has its batch
-processed (or parked as a dead letter). A model outage hands the message back for redelivery.
+processed (or parked as a dead letter). A model outage, or the database or the bus being away,
+hands the message back for redelivery, without limit. Any other failure is the work's own: a
+batch of several messages is then split and each message derived alone, so one message that
+cannot be derived holds back no other; a message that still fails is tried again up to
+``max_attempts`` deliveries and then parked as a dead letter with the reason.
 """
 
 from __future__ import annotations
@@ -11,13 +15,15 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
 from mnemo_deriver.extraction import extract
 from mnemo_deriver.ports import DeadLetters, Grounding, ObservationLog, Progress
 from mnemo_deriver.settings import DeriverSettings
+from mnemo_runtime.deadletters import Letter, Reparked, transient
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.models import ChatModel, MalformedOutput
+from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected, ModelUnavailable
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
@@ -34,6 +40,8 @@ class _Pending:
 
 
 Unit = tuple[str, str, str, str]
+# What became of a batch: derived, parked as a dead letter, or handed back for another try.
+Outcome = Literal["done", "parked", "requeued"]
 
 
 def _units(batch: Batch) -> dict[Unit, int]:
@@ -132,8 +140,13 @@ class DeriverService:
                     if isinstance(item.owner, _Pending):
                         item.owner.failed = True
 
-    async def process(self, batch: Batch) -> None:
-        """One model call for one batch; publish what is grounded; settle the messages."""
+    async def process(self, batch: Batch, redriven: bool = False) -> Outcome:
+        """One model call for one batch; publish what is grounded; settle the messages.
+
+        ``redriven``: an operator's second try of a dead letter, which is not counted in the
+        queue's progress again and is parked at once if it fails again.
+        """
+        count = not redriven
         first = batch.items[0].message
         with _tracer.start_as_current_span(
             "deriver.batch",
@@ -142,31 +155,69 @@ class DeriverService:
                         "observed": batch.key.observed},
         ):  # fmt: skip
             try:
-                extraction = await extract(
-                    self._model, batch, self._s.max_output_tokens, self._s.structured_attempts
-                )
-                events = extraction.events
-                for d in extraction.dropped:
-                    log.info("deriver.dropped", reason=d.reason, observer=batch.key.observer)
-                verdicts = await self._grounding.check(events)
-                accepted = [e for e, v in zip(events, verdicts, strict=True) if v is None]
-                for e, v in zip(events, verdicts, strict=True):
-                    if v is not None:
-                        log.warning("deriver.rejected", observation=e.observation_id, reason=str(v))
-                last_seq = max(await self._log.publish(accepted)) if accepted else 0
-            except MalformedOutput as err:
-                last_seq = 0
-                await self._dead.park(
-                    f"malformed model output: {err}",
-                    {"workspace": batch.key.workspace, "observer": batch.key.observer,
-                     "observed": batch.key.observed,
-                     "message_ids": [i.message.message_id for i in batch.items]},
-                )  # fmt: skip
+                last_seq = await self._derive(batch)
+            except (MalformedOutput, ModelRejected) as err:
+                await self._park(batch, f"{type(err).__name__}: {err}")
+                await self._settle(batch, 0, count)
+                return "parked"
             except Exception as err:
-                log.warning("deriver.retry_later", error=repr(err), observer=batch.key.observer)
-                await self._requeue(batch)
-                return
-        await self._settle(batch, last_seq)
+                if transient(err):
+                    log.warning("deriver.retry_later", error=repr(err), observer=batch.key.observer)
+                    await self._requeue(batch, count)
+                    return "requeued"
+                if len(batch.items) > 1:
+                    log.warning("deriver.batch_split", error=repr(err), messages=len(batch.items))
+                    outcomes = {await self.process(_alone(batch, i), redriven) for i in batch.items}
+                    return next((o for o in ("requeued", "parked") if o in outcomes), "done")
+                if not redriven and _attempts(batch) < self._s.max_attempts:
+                    log.warning("deriver.retry_later", error=repr(err), attempt=_attempts(batch))
+                    await self._requeue(batch, count)
+                    return "requeued"
+                await self._park(batch, repr(err))
+                await self._settle(batch, 0, count)
+                return "parked"
+        await self._settle(batch, last_seq, count)
+        return "done"
+
+    async def _derive(self, batch: Batch) -> int:
+        """Extract, ground and publish; the newest observation's position (0: none)."""
+        extraction = await extract(
+            self._model, batch, self._s.max_output_tokens, self._s.structured_attempts
+        )
+        events = extraction.events
+        for d in extraction.dropped:
+            log.info("deriver.dropped", reason=d.reason, observer=batch.key.observer)
+        verdicts = await self._grounding.check(events)
+        accepted = [e for e, v in zip(events, verdicts, strict=True) if v is None]
+        for e, v in zip(events, verdicts, strict=True):
+            if v is not None:
+                log.warning("deriver.rejected", observation=e.observation_id, reason=str(v))
+        return max(await self._log.publish(accepted)) if accepted else 0
+
+    async def _park(self, batch: Batch, reason: str) -> None:
+        k = batch.key
+        seqs = [i.seq for i in batch.items]
+        await self._dead.park(
+            Letter(
+                key=f"{k.workspace}/{k.observer}/{k.observed}/{seqs[0]}-{seqs[-1]}",
+                reason=reason, stream_seq=seqs[0] if len(seqs) == 1 else None,
+                workspace=k.workspace, session_id=batch.items[0].message.session_id,
+                observer=k.observer, observed=k.observed, attempts=_attempts(batch),
+                detail={"seqs": seqs, "message_ids": [i.message.message_id for i in batch.items]},
+            )
+        )  # fmt: skip
+
+    async def redrive(
+        self, letter: dict[str, Any], events: list[tuple[int, MessagePosted]]
+    ) -> None:
+        """Derive a dead letter's messages again, for its representation; raise if they fail."""
+        key = RepKey(letter["workspace"], letter["observer"], letter["observed"])
+        now = self._clock()
+        outcome = await self.process(Batch(key, now, now, [Item(s, e) for s, e in events]), True)
+        if outcome == "parked":
+            raise Reparked
+        if outcome == "requeued":
+            raise ModelUnavailable("the model, the store or the bus is away", attempts=1)
 
     async def _record(self, update: Callable[..., Awaitable[None]], *args: object) -> None:
         """Progress is bookkeeping for the queue status: retry it briefly, never fail work on it."""
@@ -190,14 +241,15 @@ class DeriverService:
             del self._pending[item.seq]
         return p
 
-    async def _settle(self, batch: Batch, last_seq: int) -> None:
+    async def _settle(self, batch: Batch, last_seq: int, count: bool = True) -> None:
         for item in batch.items:
             p = self._release(item)
             if p is not None and not p.failed:
                 await p.delivery.ack()
-        await self._record(self._progress.finished, _units(batch), last_seq)
+        if count:
+            await self._record(self._progress.finished, _units(batch), last_seq)
 
-    async def _requeue(self, batch: Batch) -> None:
+    async def _requeue(self, batch: Batch, count: bool = True) -> None:
         # The message comes back whole: every representation it feeds is derived again, and the
         # derived ids make the repeats harmless.
         for item in batch.items:
@@ -206,4 +258,16 @@ class DeriverService:
                 p.failed = True
                 await p.delivery.nak(self._s.retry_delay_s)
             self._release(item)
-        await self._record(self._progress.requeued, _units(batch))
+        if count:
+            await self._record(self._progress.requeued, _units(batch))
+
+
+def _alone(batch: Batch, item: Item) -> Batch:
+    """One message of ``batch`` as a batch of its own."""
+    return Batch(batch.key, batch.opened_at, batch.last_added_at, [item])
+
+
+def _attempts(batch: Batch) -> int:
+    """How often the bus has delivered the batch's messages (the most of any)."""
+    counts = [i.owner.delivery.attempts for i in batch.items if isinstance(i.owner, _Pending)]
+    return max(counts, default=1)

@@ -20,6 +20,9 @@ class DeriverSettings(BaseSettings):
     structured_attempts: int = Field(default=3, ge=1)
     # Redelivery delay after a model outage: the work waits, it is never dropped.
     retry_delay_s: float = 5.0
+    # Deliveries of a message that fails for a reason of its own before it is parked as a dead
+    # letter (a model, database or bus outage does not count).
+    max_attempts: int = Field(default=5, ge=1)
     ack_wait_s: float = 120.0
     # Batches processed at once; more would only queue on the model and the database pool.
     max_concurrent_batches: int = Field(default=4, ge=1)

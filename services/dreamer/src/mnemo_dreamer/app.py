@@ -8,12 +8,13 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, tick
+from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, redrive, tick
 from mnemo_dreamer.adapters.memory import PgMemory
 from mnemo_dreamer.adapters.schedule import PgSchedule
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.deadletters import DeadLetters, redrive_loop
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
@@ -50,8 +51,11 @@ async def run(
         EventPublisher(js),
         PgSchedule(pool, settings),
     )
+    dead = DeadLetters(js, pool, "dreamer")
+    await dead.ensure()
     await asyncio.gather(
-        consume_observations(js, dreamer, stop),
-        consume_dreams(js, dreamer, stop),
+        consume_observations(js, dreamer, stop, dead),
+        consume_dreams(js, dreamer, stop, dead),
         tick(dreamer, stop),
+        redrive_loop(dead, lambda letter: redrive(js, letter), stop),
     )

@@ -25,5 +25,8 @@ class DreamerSettings(BaseSettings):
     recent_limit: int = Field(default=200, ge=1)
     max_concurrent_dreams: int = Field(default=2, ge=1)
     ack_wait_s: float = Field(default=60.0, gt=0.0)
+    # Deliveries of a dream that fails for a reason of its own before it is parked as a dead
+    # letter (a model, database or bus outage does not count).
+    max_attempts: int = Field(default=5, ge=1)
     # How long induction waits for deduction's edits to reach the memory projection.
     projection_wait_s: float = Field(default=20.0, gt=0.0)

@@ -10,90 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
-from itertools import groupby
-from typing import Any, Protocol
+from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_projector.positions import Projection, advance_guarded, read_position
+from mnemo_projector.quarantine import Delivered, RetryPolicy, settle
+from mnemo_projector.redrive import Redrives
+from mnemo_projector.spans import SpanGroup
+from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.tracing import extract_context, tracer
-from mnemo_runtime.work import DeadLetters, decode_or_park
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
 log = get_logger("mnemo.projector")
-_tracer = tracer("mnemo.projector")
-
-
-class Projection(Protocol):
-    """One read model: its name (position row), the events it reads, how it applies them."""
-
-    name: str
-    filter_subject: str
-    applied_subject: str
-    # Whether ``apply`` only writes (no row counts or results read back), so its statements can
-    # be pipelined: sent together, their results read once at the end.
-    pipelined: bool
-
-    async def setup(self, conn: AsyncConnection) -> None:
-        """Create what the read model needs (idempotent)."""
-        ...
-
-    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
-        """Apply events in order inside the caller's transaction."""
-        ...
-
-    async def idle(self) -> None:
-        """Upkeep while no events arrive (called about twice a second then)."""
-        ...
-
-    def guarded(self, batch: Sequence[tuple[int, Event]]) -> tuple[str, tuple[Any, ...]] | None:
-        """The whole batch as one data-modifying statement, if the batch allows it.
-
-        The statement runs as the effect of ``_GUARDED``, beside the position's update: it must
-        change rows only while the common table ``pos`` has a row, i.e. while the position is
-        being advanced, and change nothing otherwise. None: apply in a transaction instead.
-        """
-        ...
-
-
-# Effect and position in one autocommitted statement: one round trip where a transaction costs
-# five statements (measured, one message: 0.25 ms of client CPU instead of 0.8-1.0, and less than
-# half the server's). ``synchronous_commit`` is off for it, as for the transaction below.
-_GUARDED = (
-    "WITH pos AS (UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s"
-    " RETURNING 1), effect AS ({effect})"
-    " SELECT count(*) AS advanced, set_config('synchronous_commit', 'off', true) FROM pos"
-)
-
-
-async def advance_guarded(
-    conn: AsyncConnection,
-    name: str,
-    statement: tuple[str, tuple[Any, ...]],
-    position: int,
-    last: int,
-) -> bool:
-    """Run a projection's guarded statement and move its position from ``position`` to ``last``,
-    atomically; False, with nothing changed, if the stored position is not ``position``."""
-    cur = await conn.execute(
-        _GUARDED.format(effect=statement[0]), (last, name, position, *statement[1])
-    )
-    row = await cur.fetchone()
-    return row is not None and row["advanced"] == 1  # type: ignore[call-overload]
-
-
-async def read_position(conn: AsyncConnection, name: str = "pg") -> int:
-    """The last applied stream position of projection ``name``."""
-    cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = %s", (name,))
-    row = await cur.fetchone()
-    return 0 if row is None else int(row["seq"])  # type: ignore[call-overload]
 
 
 class Projector:
@@ -106,13 +40,18 @@ class Projector:
         js: JetStreamContext,
         pool: AsyncConnectionPool,
         batch_size: int = 1000,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.projection = projection
         self._nc = nc
         self._js = js
         self._pool = pool
         self._batch = batch_size
-        self._dead = DeadLetters(js, f"projector-{projection.name}")
+        self._retry = retry or RetryPolicy()
+        self._dead = DeadLetters(js, pool, f"projector-{projection.name}")
+        self._redrives = Redrives(self._dead, projection, js, pool)
+        # Whether projection_positions says this projection is failing (cleared on success).
+        self._failing = False
         self.applied = 0
 
     async def setup(self) -> None:
@@ -129,8 +68,9 @@ class Projector:
                 await self._follow(stop)
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as err:
                 log.exception("projector.loop_failed", projection=self.projection.name)
+                await self._mark_failing(err)
                 await asyncio.sleep(0.5)
 
     async def catch_up(self) -> int:
@@ -192,6 +132,7 @@ class Projector:
                 except TimeoutError:
                     # Idle: a rebuild may have reset the position under us.
                     await self.projection.idle()
+                    await self._redrives.run()
                     position = await self._position()
                     if position < self.applied:
                         self.applied = position
@@ -202,6 +143,7 @@ class Projector:
                     msgs.append(inbox.get_nowait())
                 if not await self._apply(msgs):
                     return
+                await self._redrives.run(at_most_every_s=5.0)
         finally:
             try:
                 await sub.unsubscribe()
@@ -213,34 +155,104 @@ class Projector:
 
         The position is checked optimistically in the same transaction or statement
         (``seq = expected``), so two projectors or a concurrent rebuild can never both advance it.
+        A batch that fails for a reason of its own is applied again one event at a time, so the
+        event at fault is found, tried again and, failing that, quarantined.
         """
         position = self.applied
-        fresh: list[tuple[int, Event]] = []
-        last = position
-        for m in msgs:
-            seq = int(m.metadata.sequence.stream)
-            if seq <= position:
-                continue
-            last = seq
-            # An undecodable event is parked with the reason and passed over: one bad message
-            # must not stop the read model for good.
-            event = await decode_or_park(m, self._dead)
-            if event is not None:
-                fresh.append((seq, event))
-        if last == position:
+        items = [d for d in map(Delivered.of, msgs) if d.seq > position]
+        if not items:
             return True
-        guarded = self.projection.guarded(fresh)
+        last = items[-1].seq
         try:
-            if guarded is not None:
-                await self._apply_guarded(guarded, fresh, position, last)
+            if all(d.event is not None for d in items):
+                fresh = [(d.seq, d.event) for d in items if d.event is not None]
+                guarded = self.projection.guarded(fresh)
+                if guarded is not None:
+                    await self._apply_guarded(guarded, fresh, position, last)
+                else:
+                    await self._apply_in_transaction(fresh, position, last)
             else:
-                await self._apply_in_transaction(fresh, position, last)
+                await self._apply_one_by_one(items, position)
         except _PositionMoved:
             log.info("projector.position_moved", projection=self.projection.name)
             return False
+        except Exception as err:
+            if transient(err):
+                await self._mark_failing(err)
+                raise
+            log.warning(
+                "projector.batch_failed", projection=self.projection.name, error=repr(err),
+                first_seq=items[0].seq, events=len(items),
+            )  # fmt: skip
+            try:
+                await self._apply_one_by_one(items, position)
+            except _PositionMoved:
+                log.info("projector.position_moved", projection=self.projection.name)
+                return False
+        await self._advanced(last)
+        return True
+
+    async def _advanced(self, last: int) -> None:
         self.applied = last
         await self._nc.publish(self.projection.applied_subject, str(last).encode())
-        return True
+        if self._failing:
+            await self._mark_failing(None)
+
+    async def _apply_one_by_one(self, items: list[Delivered], position: int) -> None:
+        """Each event in its own transaction; one that keeps failing is quarantined."""
+        for item in items:
+            for attempt in range(1, self._retry.attempts + 1):
+                try:
+                    if item.event is None:
+                        raise _Undecodable(item.error or "undecodable event")
+                    await self._apply_in_transaction([(item.seq, item.event)], position, item.seq)
+                    break
+                except _PositionMoved:
+                    raise
+                except Exception as err:
+                    if transient(err):
+                        await self._mark_failing(err)
+                        raise
+                    reason = str(err) if isinstance(err, _Undecodable) else repr(err)
+                    if isinstance(err, _Undecodable) or attempt == self._retry.attempts:
+                        await self._quarantine(item, reason, attempt, position)
+                        break
+                    await self._mark_failing(err)
+                    await self._retry.pause(attempt)
+            position = item.seq
+            self.applied = position
+
+    async def _quarantine(self, item: Delivered, reason: str, attempts: int, position: int) -> None:
+        """Record the dead letter (or apply the operator's correction) and move past the event,
+        in one transaction."""
+        announce: tuple[int, Letter] | None = None
+        async with self._pool.connection() as conn, conn.transaction():
+            instead, announce = await settle(conn, self._dead, item, reason, attempts)
+            if instead is not None:
+                await self.projection.apply(conn, [(item.seq, instead)])
+            cur = await conn.execute(
+                "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
+                (item.seq, self.projection.name, position),
+            )
+            if cur.rowcount != 1:
+                raise _PositionMoved
+        if announce is not None:
+            await self._dead.announce(*announce)
+
+    async def _mark_failing(self, err: BaseException | None) -> None:
+        """Say in projection_positions whether this projection is failing (readiness reads it)."""
+        try:
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE projection_positions SET failing_since = CASE WHEN %s::text IS NULL"
+                    " THEN NULL ELSE COALESCE(failing_since, now()) END, last_error = %s"
+                    " WHERE name = %s",
+                    (*[None if err is None else sanitised(repr(err))[:2000]] * 2,
+                     self.projection.name),
+                )  # fmt: skip
+            self._failing = err is not None
+        except Exception as mark_err:
+            log.debug("projector.mark_failed", error=repr(mark_err))
 
     async def _apply_guarded(
         self,
@@ -250,7 +262,7 @@ class Projector:
         last: int,
     ) -> None:
         async with self._pool.connection() as conn:
-            with _SpanGroup(fresh, self.projection.name):
+            with SpanGroup(fresh, self.projection.name):
                 advanced = await advance_guarded(
                     conn, self.projection.name, statement, position, last
                 )
@@ -272,7 +284,7 @@ class Projector:
                 # effects and position are lost together and the tail is replayed, so the
                 # commit need not wait for its WAL flush.
                 await conn.execute("SET LOCAL synchronous_commit TO OFF")
-                with _SpanGroup(fresh, self.projection.name):
+                with SpanGroup(fresh, self.projection.name):
                     await self.projection.apply(conn, fresh)
                 cur = await conn.execute(
                     "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
@@ -288,30 +300,5 @@ class _PositionMoved(Exception):
     """The stored position changed under this projector (a rebuild or another instance)."""
 
 
-class _SpanGroup:
-    """One span per originating request in a batch, parented on that request's trace context."""
-
-    def __init__(self, batch: list[tuple[int, Event]], projection: str) -> None:
-        self._batch = batch
-        self._name = projection
-        self._spans: list[object] = []
-
-    def __enter__(self) -> None:
-        for trace, group in groupby(self._batch, key=lambda se: se[1].trace.get("traceparent")):
-            if trace is None:
-                continue
-            items = list(group)
-            span = _tracer.start_span(
-                "projector.apply",
-                context=extract_context(items[0][1].trace),
-                attributes={
-                    "events": len(items),
-                    "first_seq": items[0][0],
-                    "projection": self._name,
-                },
-            )
-            self._spans.append(span)
-
-    def __exit__(self, *exc: object) -> None:
-        for span in self._spans:
-            span.end()  # type: ignore[attr-defined]
+class _Undecodable(Exception):
+    """An event that does not decode: quarantined without further tries."""

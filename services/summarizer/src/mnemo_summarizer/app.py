@@ -9,12 +9,12 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.deadletters import DeadLetters
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.tokens import TokenCounter
-from mnemo_runtime.work import DeadLetters
 from mnemo_summarizer.adapters.bus import consume
 from mnemo_summarizer.adapters.history import PgSessionHistory
 from mnemo_summarizer.service import SummarizerService
@@ -42,7 +42,7 @@ async def run(
 ) -> None:
     """Run the summarizer until ``stop``."""
     settings = settings or SummarizerSettings()
-    dead = DeadLetters(js, "summarizer")
+    dead = DeadLetters(js, pool, "summarizer")
     await dead.ensure()
     service = SummarizerService(
         settings,

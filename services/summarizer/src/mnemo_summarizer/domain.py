@@ -113,6 +113,26 @@ def summary_event(job: Job, content: str, token_count: int, cause: MessagePosted
     )
 
 
+def redriven_summary(
+    job: Job, content: str, token_count: int, workspace: str, session_id: str
+) -> SummaryUpdated:
+    """A summary written again on an operator's request (an id of its own: the log must not
+    take it for a repeat of the summary that covered the same newest message)."""
+    return SummaryUpdated(
+        event_id=derived_event_id(
+            "sum-redriven", workspace, session_id, job.kind, str(job.newest.seq), content
+        ),
+        workspace=workspace,
+        session_id=session_id,
+        summary_type=job.kind,
+        content=content,
+        message_id=job.newest.message_id,
+        message_seq=job.newest.seq,
+        messages_covered=job.messages_covered,
+        token_count=token_count,
+    )
+
+
 def turn_of(seq: int, event: MessagePosted) -> Turn:
     """The summarizer's view of a posted message."""
     return Turn(seq, event.message_id, event.peer_id, event.content, event.created_at)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from mnemo_runtime.deadletters import Letter
 from mnemo_schema.config import SummaryConfiguration
 from mnemo_schema.events import Envelope
 from mnemo_schema.summaries import SummaryType
@@ -36,6 +37,6 @@ class SessionHistory(Protocol):
 
 
 class DeadLetters(Protocol):
-    async def park(self, reason: str, payload: dict[str, object]) -> None:
+    async def park(self, letter: Letter) -> int:
         """Keep work that could not be done, with the reason, for inspection and replay."""
         ...

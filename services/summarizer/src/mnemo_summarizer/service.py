@@ -1,25 +1,27 @@
 """Deliveries in, one session at a time; summaries out when a cadence is reached; acks last.
 
 A delivered message is acknowledged once its session's counters include it and every summary it
-completed is published (or parked as a dead letter). A model outage hands it back for
-redelivery, and the later messages of its session follow it back so the session is counted in
-order. Deliveries are handled one by one: summaries are rare (one call per 20 messages) and
+completed is published (or parked as a dead letter). A model outage (or the database or the bus
+being away) hands it back for redelivery, and the later messages of its session follow it back
+so the session is counted in order. Any other failure is tried again up to ``max_attempts``
+deliveries and then parked as a dead letter, so one message never holds its session back. Deliveries are handled one by one: summaries are rare (one call per 20 messages) and
 order within a session matters more than parallel model calls.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from mnemo_runtime.deadletters import Letter, transient
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.models import ChatModel, MalformedOutput
+from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.summaries import SummaryType
 from mnemo_summarizer.cadence import Cadence, Job, SessionLog
-from mnemo_summarizer.domain import answer, request, summary_event, turn_of
+from mnemo_summarizer.domain import answer, redriven_summary, request, summary_event, turn_of
 from mnemo_summarizer.ports import DeadLetters, SessionHistory, SummaryLog
 from mnemo_summarizer.settings import SummarizerSettings
 
@@ -78,8 +80,12 @@ class SummarizerService:
         try:
             state = await self._state(key, d.seq)
         except Exception as err:
-            log.warning("summarizer.retry_later", error=repr(err), session=e.session_id)
-            await self._requeue(key, d)
+            if self._retry(err, d):
+                log.warning("summarizer.retry_later", error=repr(err), session=e.session_id)
+                await self._requeue(key, d)
+            else:
+                await self._park_message(d, err)
+                await d.ack()
             return
         if state.seen(d.seq):
             await d.ack()
@@ -92,9 +98,12 @@ class SummarizerService:
             except Exception as err:
                 # Summaries already published for this message are published again with the
                 # same event id on redelivery, which the log de-duplicates.
-                log.warning("summarizer.retry_later", error=repr(err), session=e.session_id)
-                await self._requeue(key, d)
-                return
+                if self._retry(err, d):
+                    log.warning("summarizer.retry_later", error=repr(err), session=e.session_id)
+                    await self._requeue(key, d)
+                    return
+                await self._park(job, e, repr(err))
+                written[job.kind] = None
         state.accept(turn, written)
         await d.ack()
 
@@ -108,19 +117,62 @@ class SummarizerService:
         ):
             try:
                 content = await self._summarize(job, limit)
-            except MalformedOutput as err:
-                await self._dead.park(
-                    f"malformed model output: {err}",
-                    {"workspace": cause.workspace, "session_id": cause.session_id,
-                     "summary_type": job.kind,
-                     "message_ids": [t.message_id for t in job.turns]},
-                )  # fmt: skip
+            except (MalformedOutput, ModelRejected) as err:
+                await self._park(job, cause, f"{type(err).__name__}: {err}")
                 return None
             event = summary_event(job, content, self._count(content), cause)
             await self._log.publish([event])
         log.info("summarizer.summary", kind=job.kind, session=cause.session_id,
                  messages_covered=job.messages_covered)  # fmt: skip
         return content
+
+    def _retry(self, err: Exception, d: Delivery) -> bool:
+        """Whether to hand ``d`` back (an outage, or attempts left) rather than park it."""
+        return transient(err) or d.attempts < self._s.max_attempts
+
+    async def _park(self, job: Job, cause: MessagePosted, reason: str) -> None:
+        newest = job.newest
+        await self._dead.park(
+            Letter(
+                key=f"{cause.workspace}/{cause.session_id}/{job.kind}/{newest.seq}",
+                reason=reason, workspace=cause.workspace, session_id=cause.session_id,
+                detail={"summary_type": job.kind, "message_seq": newest.seq,
+                        "message_ids": [t.message_id for t in job.turns]},
+            )
+        )  # fmt: skip
+
+    async def _park_message(self, d: Delivery, err: Exception) -> None:
+        e = d.event
+        await self._dead.park(
+            Letter(
+                key=f"{e.workspace}/{e.session_id}/message/{d.seq}", reason=repr(err),
+                stream_seq=d.seq, workspace=e.workspace, session_id=e.session_id,
+                attempts=d.attempts, detail={"message_ids": [e.message_id]},
+            )
+        )  # fmt: skip
+
+    async def redrive(self, workspace: str, session_id: str, kinds: Sequence[SummaryType]) -> int:
+        """Summarize a session again now, from its newest stored summaries and the messages
+        since; how many summaries were written. What an operator's redrive of a dead summary
+        does: the summary that was lost is replaced by one that covers up to now."""
+        record = await self._history.load(workspace, session_id, 2**62)
+        written = 0
+        for kind in kinds:
+            stored = record.latest.get(kind)
+            since = stored.message_seq if stored else 0
+            turns = tuple(t for t in record.messages if t.seq > since)
+            if not turns:
+                continue
+            covered = (stored.messages_covered if stored else 0) + len(turns)
+            job = Job(kind, stored.content if stored else None, turns, covered)
+            limit = self._s.short_word_limit if kind == "short" else self._s.long_word_limit
+            content = await self._summarize(job, limit)
+            await self._log.publish([redriven_summary(job, content, self._count(content),
+                                                      workspace, session_id)])  # fmt: skip
+            written += 1
+        # The session's counters are rebuilt from what is stored now, the new summaries included.
+        self._sessions.pop((workspace, session_id), None)
+        return written
 
     async def _summarize(self, job: Job, word_limit: int) -> str:
         req = request(job, word_limit, self._s.max_output_tokens)

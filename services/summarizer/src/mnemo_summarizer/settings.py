@@ -22,6 +22,9 @@ class SummarizerSettings(BaseSettings):
     fetch_batch: int = Field(default=256, ge=1)
     # Redelivery delay after a model outage: the work waits, it is never dropped.
     retry_delay_s: float = Field(default=5.0, ge=0)
+    # Deliveries of a message that fails for a reason of its own before it is parked as a dead
+    # letter (a model, database or bus outage does not count).
+    max_attempts: int = Field(default=5, ge=1)
     ack_wait_s: float = Field(default=120.0, gt=0)
 
     @model_validator(mode="after")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -12,10 +13,13 @@ from nats.js.api import ConsumerConfig
 
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
+from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.deadletters import DeadLetters, Letter, transient
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.work import DeadLetters, decode_or_park, durable_batches, stage_consumer
+from mnemo_runtime.work import decode_or_park, durable_batches, stage_consumer
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
+from mnemo_schema.envelope import utcnow
 from mnemo_schema.observations import ObservationWritten
 
 log = get_logger("mnemo.dreamer")
@@ -46,10 +50,10 @@ async def _fetch(sub: JetStreamContext.PullSubscription, n: int) -> list[Msg]:
         return []
 
 
-async def consume_observations(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event) -> None:
+async def consume_observations(
+    js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event, dead: DeadLetters
+) -> None:
     """Count explicit observations per representation, in log order, until ``stop``."""
-    dead = DeadLetters(js, "dreamer")
-    await dead.ensure()
     async for msgs in durable_batches(
         js,
         subjects.OBSERVATION_FILTER,
@@ -60,8 +64,18 @@ async def consume_observations(js: JetStreamContext, dreamer: Dreamer, stop: asy
     ):
         for m in msgs:
             event = await decode_or_park(m, dead)
+            seq = int(m.metadata.sequence.stream)
             if isinstance(event, ObservationWritten):
-                await dreamer.observed(int(m.metadata.sequence.stream), event)
+                try:
+                    await dreamer.observed(seq, event)
+                except Exception as err:
+                    if transient(err) or int(m.metadata.num_delivered or 1) < (
+                        dreamer.settings.max_attempts
+                    ):
+                        log.warning("dreamer.count_retry_later", error=repr(err))
+                        await m.nak(delay=FAILED_RETRY_S)
+                        continue
+                    await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event))
             await m.ack()
 
 
@@ -76,7 +90,9 @@ async def tick(dreamer: Dreamer, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), dreamer.settings.tick_s)
 
 
-async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event) -> None:
+async def consume_dreams(
+    js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event, dead: DeadLetters
+) -> None:
     """Run each DreamDue; ack it only once its DreamCompleted is in the log."""
     cfg = dreamer.settings
     sub = await js.pull_subscribe(
@@ -85,8 +101,6 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
         stream=subjects.STREAM,
         config=consumers(cfg)[1],
     )
-    dead = DeadLetters(js, "dreamer")
-    await dead.ensure()
     slots = asyncio.Semaphore(cfg.max_concurrent_dreams)
     running: set[asyncio.Task[None]] = set()
     try:
@@ -110,6 +124,7 @@ async def consume_dreams(js: JetStreamContext, dreamer: Dreamer, stop: asyncio.E
 
 async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore, dead: DeadLetters) -> None:
     heartbeat = asyncio.create_task(_in_progress(m, dreamer.settings.ack_wait_s / 3))
+    event = None
     try:
         event = await decode_or_park(m, dead)
         if not isinstance(event, DreamDue):
@@ -122,9 +137,16 @@ async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore, dead: DeadL
             await m.ack()
     except asyncio.CancelledError:
         raise
-    except Exception:
+    except Exception as err:
         log.exception("dreamer.dream_failed")
-        await m.nak(delay=FAILED_RETRY_S)
+        attempts = int(m.metadata.num_delivered or 1)
+        if transient(err) or attempts < dreamer.settings.max_attempts:
+            await m.nak(delay=FAILED_RETRY_S)
+            return
+        # A dream that keeps failing is parked; the representation dreams again later.
+        seq = int(m.metadata.sequence.stream)
+        await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event, attempts))
+        await m.ack()
     finally:
         heartbeat.cancel()
         slots.release()
@@ -136,3 +158,17 @@ async def _in_progress(m: Msg, every: float) -> None:
         await asyncio.sleep(every)
         with contextlib.suppress(Exception):
             await m.in_progress()
+
+
+async def redrive(js: JetStreamContext, letter: dict[str, Any]) -> None:
+    """A dead dream, asked for again: the representation is due a dream now."""
+    if letter["workspace"] is None or letter["observer"] is None or letter["observed"] is None:
+        raise ValueError("the letter names no representation to dream over")
+    await EventPublisher(js).publish(
+        [
+            DreamDue(
+                workspace=letter["workspace"], observer=letter["observer"],
+                observed=letter["observed"], reason="requested", due_at=utcnow(),
+            )
+        ]
+    )  # fmt: skip

@@ -6,10 +6,15 @@ from collections.abc import Awaitable, Sequence
 
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from pydantic import ValidationError
 
 from mnemo_runtime.bus import EventPublisher, stream_last_seq
+from mnemo_runtime.deadletters import undecodable
+from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
 from mnemo_schema.events import Envelope, Event, decode_event
+
+log = get_logger("mnemo.ingest")
 
 
 class JetStreamLog:
@@ -43,7 +48,15 @@ class JetStreamLog:
             while remaining > 0:
                 msgs = await sub.fetch(min(remaining, 1000), timeout=10)
                 for m in msgs:
-                    out.append((int(m.metadata.sequence.stream), decode_event(m.data)))
+                    seq = int(m.metadata.sequence.stream)
+                    try:
+                        out.append((seq, decode_event(m.data)))
+                    except ValidationError as err:
+                        # A poison event (the projector quarantines it) must not stop the
+                        # workspace from taking commands: the write model goes without it.
+                        log.error(
+                            "ingest.undecodable_entity_event", seq=seq, error=undecodable(err)
+                        )
                 remaining -= len(msgs)
             return out
         finally:

@@ -1,0 +1,75 @@
+"""A projection's contract and its stored position: what the runner advances, and how."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from psycopg import AsyncConnection
+
+from mnemo_schema.events import Event
+
+
+class Projection(Protocol):
+    """One read model: its name (position row), the events it reads, how it applies them."""
+
+    name: str
+    filter_subject: str
+    applied_subject: str
+    # Whether ``apply`` only writes (no row counts or results read back), so its statements can
+    # be pipelined: sent together, their results read once at the end.
+    pipelined: bool
+
+    async def setup(self, conn: AsyncConnection) -> None:
+        """Create what the read model needs (idempotent)."""
+        ...
+
+    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        """Apply events in order inside the caller's transaction."""
+        ...
+
+    async def idle(self) -> None:
+        """Upkeep while no events arrive (called about twice a second then)."""
+        ...
+
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> tuple[str, tuple[Any, ...]] | None:
+        """The whole batch as one data-modifying statement, if the batch allows it.
+
+        The statement runs as the effect of ``_GUARDED``, beside the position's update: it must
+        change rows only while the common table ``pos`` has a row, i.e. while the position is
+        being advanced, and change nothing otherwise. None: apply in a transaction instead.
+        """
+        ...
+
+
+# Effect and position in one autocommitted statement: one round trip where a transaction costs
+# five statements (measured, one message: 0.25 ms of client CPU instead of 0.8-1.0, and less than
+# half the server's). ``synchronous_commit`` is off for it, as for the transaction below.
+_GUARDED = (
+    "WITH pos AS (UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s"
+    " RETURNING 1), effect AS ({effect})"
+    " SELECT count(*) AS advanced, set_config('synchronous_commit', 'off', true) FROM pos"
+)
+
+
+async def advance_guarded(
+    conn: AsyncConnection,
+    name: str,
+    statement: tuple[str, tuple[Any, ...]],
+    position: int,
+    last: int,
+) -> bool:
+    """Run a projection's guarded statement and move its position from ``position`` to ``last``,
+    atomically; False, with nothing changed, if the stored position is not ``position``."""
+    cur = await conn.execute(
+        _GUARDED.format(effect=statement[0]), (last, name, position, *statement[1])
+    )
+    row = await cur.fetchone()
+    return row is not None and row["advanced"] == 1  # type: ignore[call-overload]
+
+
+async def read_position(conn: AsyncConnection, name: str = "pg") -> int:
+    """The last applied stream position of projection ``name``."""
+    cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = %s", (name,))
+    row = await cur.fetchone()
+    return 0 if row is None else int(row["seq"])  # type: ignore[call-overload]
