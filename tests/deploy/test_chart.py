@@ -99,12 +99,14 @@ def test_every_container_is_probed_on_a_port_it_declares(case: list[Manifest]) -
             ("startupProbe", "/health"),
         ):
             get = c[probe]["httpGet"]
-            assert (get["path"], get["port"] in ports) == (path, True), (
+            assert (get["path"].split("?")[0], get["port"] in ports) == (path, True), (
                 d["metadata"]["name"],
                 probe,
             )
         if "http" in ports:  # the gateway answers its probes on the API port itself
             assert c["readinessProbe"]["httpGet"]["port"] == "http"
+            # ... and asks only whether it can serve, not whether the whole system is well.
+            assert c["readinessProbe"]["httpGet"]["path"] == "/ready?scope=serving"
 
 
 def test_pods_run_non_root_read_only_with_no_capabilities(case: list[Manifest]) -> None:

@@ -186,6 +186,12 @@ def _wait_ready(
             r = httpx.get(f"{url}/ready", timeout=2)
             if r.status_code == 200:
                 return
+            problems = r.json().get("problems", {}) if r.status_code == 503 else {}
+            if problems and all(k.startswith("quarantined ") for k in problems):
+                # Up and serving; quarantined events wait for an operator, not for a restart.
+                for problem, text in problems.items():
+                    print(f"Warning   {problem}: {text}")
+                return
             last = r.text
         except httpx.HTTPError as err:
             last = repr(err)

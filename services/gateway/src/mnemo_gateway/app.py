@@ -16,6 +16,7 @@ from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus, LocalIngest
 from mnemo_gateway.deps import Services
 from mnemo_gateway.hot import HotPath
+from mnemo_gateway.marks import HEADER, QuarantineMarks
 from mnemo_gateway.routes import (
     cards,
     conclusions,
@@ -54,11 +55,15 @@ def build_app(
         nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED
     )
 
+    marks = QuarantineMarks(nc, pool)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await watermark.start()
         await memory_watermark.start()
+        await marks.start()
         yield
+        await marks.stop()
         await watermark.stop()
         await memory_watermark.stop()
 
@@ -71,7 +76,8 @@ def build_app(
     app.state.nc = nc
     app.state.js = nc.jetstream()
     app.state.watermark = watermark
-    app.state.ready_max_lag = settings.ready_max_lag
+    app.state.settings = settings
+    app.state.pool = pool
     services = app.state.services = Services(
         bus=CommandBus(
             nc,
@@ -90,7 +96,7 @@ def build_app(
     ):  # fmt: skip
         app.include_router(r.router)
 
-    return _Edge(app, HotPath(app, services), settings.max_body_bytes)  # type: ignore[return-value]
+    return _Edge(app, HotPath(app, services), settings.max_body_bytes, marks)  # type: ignore[return-value]
 
 
 # Label values stay bounded whatever clients send.
@@ -108,10 +114,11 @@ class _Edge:
     memory stream per request on the hot path.
     """
 
-    def __init__(self, app: FastAPI, inner: ASGIApp, max_body: int) -> None:
+    def __init__(self, app: FastAPI, inner: ASGIApp, max_body: int, marks: QuarantineMarks) -> None:
         self.app = app
         self.inner = inner
         self.max_body = max_body
+        self.marks = marks
         # Expose the wrapped app's attributes (state, router, openapi) to callers and tests.
         self.state = app.state
         self.router = app.router
@@ -130,6 +137,9 @@ class _Edge:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                marked = self.marks.header(scope["path"])
+                if marked is not None:
+                    message = {**message, "headers": [*message["headers"], (HEADER, marked)]}
             await send(message)
 
         try:
