@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
         "migrate",
         help="create or update the streams, stage consumers and database tables (idempotent)",
     )
+    from mnemo_cli import dlq
+
+    dlq.add_arguments(sub.add_parser("dlq", help="dead letters: list, show, redrive, discard"))
     d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
     d.add_argument("--conversation", default="conv-26")
     d.add_argument("--sessions", type=int, default=100, help="at most this many sessions")
@@ -80,6 +83,10 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_cli.rebuild import rebuild
 
         asyncio.run(rebuild(settings))
+    elif args.command == "dlq":
+        from mnemo_cli import dlq
+
+        sys.exit(dlq.main(args, settings))
     elif args.command == "migrate":
         from mnemo_cli.migrate import migrate
 
