@@ -96,7 +96,7 @@ async def test_smollm2_answers_flow_through_the_deriver(own_nats, fresh_database
                 assert any(isinstance(b, ToolResultBlock) and b.is_error
                            for b in request.messages[-1].content)  # fmt: skip
             [letter] = [d for d in dead if d["observed"] == target]
-            assert letter["message_ids"] == ids
+            assert letter["detail"]["message_ids"] == ids
             assert letter["reason"].startswith("malformed model output")
             assert mine == []
             continue
