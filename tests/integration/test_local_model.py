@@ -97,7 +97,7 @@ async def test_smollm2_answers_flow_through_the_deriver(own_nats, fresh_database
                            for b in request.messages[-1].content)  # fmt: skip
             [letter] = [d for d in dead if d["observed"] == target]
             assert letter["detail"]["message_ids"] == ids
-            assert letter["reason"].startswith("malformed model output")
+            assert letter["reason"].startswith("MalformedOutput")
             assert mine == []
             continue
         assert not [d for d in dead if d["observed"] == target]
