@@ -45,8 +45,8 @@ CREATE INDEX IF NOT EXISTS observations_by_representation
     ON observations (workspace, observer, observed, seq) WHERE deleted_at IS NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS observations_exact_once
     ON observations (workspace, observer, observed, level, content_key) WHERE deleted_at IS NULL;
-CREATE INDEX IF NOT EXISTS observations_fts ON observations
-    USING gin (to_tsvector('english', content)) WHERE deleted_at IS NULL;
+-- Words are searched through the lexical index (the projector's BM25 postings) now.
+DROP INDEX IF EXISTS observations_fts;
 -- A written observation that duplicated an existing one points at it here, so citations of
 -- either id resolve to the row that was kept.
 CREATE TABLE IF NOT EXISTS observation_aliases (
