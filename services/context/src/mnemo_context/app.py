@@ -9,7 +9,9 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.adapters.postgres import PostgresReads
+from mnemo_context.engine import RetrievalEngine
 from mnemo_context.handlers import ContextService
 from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
@@ -21,16 +23,26 @@ from mnemo_schema.context_queries import (
     RepresentationQuery,
     SearchQuery,
 )
+from mnemo_schema.retrieval import RetrievalQuery
 
 QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
 
 
-async def build_service(pool: AsyncConnectionPool, memory: MemoryAdapters | None) -> ContextService:
+def build_engine(pool: AsyncConnectionPool, memory: MemoryAdapters | None) -> RetrievalEngine:
+    """The retrieval engine over Postgres and, when given, the embedder and vector index."""
+    return RetrievalEngine(PostgresEvidence(pool), memory)
+
+
+async def build_service(
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None,
+    engine: RetrievalEngine | None = None,
+) -> ContextService:
     """The handlers over Postgres, with the indexes they rely on created."""
     reads = PostgresReads(pool)
     await reads.setup()
-    return ContextService(reads, memory)
+    return ContextService(reads, engine or build_engine(pool, memory))
 
 
 async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
@@ -51,6 +63,10 @@ async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
             nc, subjects.query_filter(ObservationSearchQuery.KIND), ObservationSearchQuery,
             service.observation_search, QUEUE_GROUP,
         ),
+        await rpc.serve(
+            nc, subjects.query_filter(RetrievalQuery.KIND), RetrievalQuery, service.retrieve,
+            QUEUE_GROUP,
+        ),
     ]  # fmt: skip
 
 
@@ -60,9 +76,10 @@ async def run(
     pool: AsyncConnectionPool,
     memory: MemoryAdapters | None,
     stop: asyncio.Event,
+    service: ContextService | None = None,
 ) -> None:
-    """Run the context until ``stop``."""
-    service = await build_service(pool, memory)
+    """Run the context until ``stop`` (``service``: one built already, to share in-process)."""
+    service = service or await build_service(pool, memory)
     subs = await serve(nc, service)
     log.info("context.serving", semantic=memory is not None)
     try:
