@@ -19,6 +19,7 @@ from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
 
 STAGES = (Stage.DREAMER_DEDUCTION, Stage.DREAMER_INDUCTION)
 
@@ -35,11 +36,11 @@ async def run(
     nc: NATS,
     js: JetStreamContext,
     pool: AsyncConnectionPool,
-    memory: MemoryAdapters | None,
+    memory: MemoryAdapters | None,  # noqa: ARG001 - similarity goes to the retrieval engine
     stop: asyncio.Event,
+    retrieve: LocalRetrieve | None = None,
 ) -> None:
-    """Run the dreamer until ``stop``."""
-    del nc
+    """Run the dreamer until ``stop``; ``retrieve``: the engine, when it runs in this process."""
     settings = DreamerSettings()
     async with pool.connection() as conn:
         await create_memory_tables(conn)
@@ -47,7 +48,7 @@ async def run(
     dreamer = Dreamer(
         settings,
         build_dreamer_models(),
-        PgMemory(pool, memory),
+        PgMemory(pool, RetrievalClient(nc, retrieve)),
         EventPublisher(js),
         PgSchedule(pool, settings),
     )
