@@ -166,7 +166,7 @@ async def test_an_observation_lifts_the_message_it_came_from(world: World) -> No
     # "7 May 2023" is in the observation only: the message says "yesterday".
     question = "What happened on 7 May 2023?"
     assert "D1:3" not in await top(world, question, 3, without={"facts", "time"})
-    assert (await top(world, question, 3, without={"time"}))[0] == "D1:3"
+    assert "D1:3" in await top(world, question, 3, without={"time"})
 
 
 async def test_a_message_lifts_the_observations_derived_from_it(world: World) -> None:

@@ -1,9 +1,10 @@
 """Fitting the retrieval engine's fusion weights on the tuning half of the dev data, and only there.
 
-``python -m mnemo_cli.tune_retrieval <locomo|beam> [--split tuning]`` reads the workspaces that
+``python -m mnemo_cli.tune_retrieval locomo beam [--split tuning]`` reads the workspaces that
 ``mnemo bench <benchmark> --offline`` ingested into the running stack, gathers every question's
 candidate lists once with the engine the services run, then ranks them under other weights (a
-pure computation) by coordinate descent on mean Recall@10, and prints what it found with the
+pure computation) by coordinate descent on Recall@10 (the mean over the benchmarks of each
+one's mean, so that every benchmark counts alike), and prints what it found with the
 per-category figures. ``--split held-out`` only evaluates (the weights in the code, or those
 given with ``--weights``): the held-out half is never searched over.
 """
@@ -41,9 +42,11 @@ GRID: dict[str, tuple[float, ...]] = {
     "facts.lexical": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.5),
     "facts.dense": (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.5),
     "named": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
-    "window": (0.0, 0.25, 0.5, 1.0, 2.0),
+    "window": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
     "current": (0.0, 0.15, 0.3, 0.6),
     "k": (10.0, 20.0, 40.0, 60.0, 100.0),
+    "passages.dense": (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2),
+    "passages.lexical": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0),
 }
 
 
@@ -64,6 +67,8 @@ def with_value(w: Weights, name: str, value: float) -> Weights:
         return replace(w, current=value)
     if name == "k":
         return replace(w, k=int(value))
+    if name.startswith("passages."):
+        return replace(w, passages={**w.passages, name.removeprefix("passages."): value})
     return replace(w, lists={**w.lists, name: value})
 
 
@@ -91,15 +96,22 @@ def recall10(
     return total / max(len(samples), 1)
 
 
-def descend(samples: Sequence[Sample], start: Weights, passes: int = 3) -> tuple[Weights, float]:
+def joint(groups: Sequence[Sequence[Sample]], w: Weights) -> float:
+    """The mean over ``groups`` (one per benchmark) of each group's Recall@10."""
+    return sum(recall10(g, w) for g in groups) / max(len(groups), 1)
+
+
+def descend(
+    groups: Sequence[Sequence[Sample]], start: Weights, passes: int = 3
+) -> tuple[Weights, float]:
     """Coordinate descent over ``GRID`` from ``start``: each weight in turn to its best value."""
-    best, score = start, recall10(samples, start)
+    best, score = start, joint(groups, start)
     for _ in range(passes):
         moved = False
         for name, values in GRID.items():
             for value in values:
                 trial = with_value(best, name, value)
-                got = recall10(samples, trial)
+                got = joint(groups, trial)
                 if got > score + 1e-9:
                     best, score, moved = trial, got, True
         if not moved:
@@ -143,7 +155,8 @@ async def gather(benchmark: str, split: str) -> list[Sample]:
                 continue
             for q in case.questions:
                 if scope.includes(q):
-                    g = await engine.gather(ws, RetrievalQuery(query=q.text, messages=10))
+                    # As the offline bench asks: its 20 best messages.
+                    g = await engine.gather(ws, RetrievalQuery(query=q.text, messages=20))
                     samples.append(Sample(q, g, turn_of))
     finally:
         await memory.close()
@@ -162,24 +175,28 @@ def _report(label: str, samples: Sequence[Sample], w: Weights, out: Callable[[st
 
 def _weights_json(w: Weights) -> dict[str, Any]:
     return {"lists": dict(w.lists), "named": w.named, "window": w.window, "current": w.current,
-            "k": w.k}  # fmt: skip
+            "k": w.k, "passages": dict(w.passages)}  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mnemo_cli.tune_retrieval")
-    parser.add_argument("benchmark", choices=["locomo", "beam"])
+    parser.add_argument("benchmarks", nargs="+", choices=["locomo", "beam"])
     parser.add_argument("--split", default="tuning", choices=["tuning", "held-out", "all"])
     parser.add_argument("--weights", type=Path, help="JSON of weights to evaluate, not search")
     args = parser.parse_args(argv)
-    samples = asyncio.run(gather(args.benchmark, args.split))
+    groups = {b: asyncio.run(gather(b, args.split)) for b in args.benchmarks}
     start = DEFAULT_WEIGHTS
     if args.weights:
         raw = json.loads(args.weights.read_text())
-        start = Weights(raw["lists"], raw["named"], raw["window"], raw["current"], raw["k"])
-    _report("current weights", samples, start, print)
+        start = Weights(
+            raw["lists"], raw["named"], raw["window"], raw["current"], raw["k"], raw["passages"]
+        )
+    for name, samples in groups.items():
+        _report(f"{name} {args.split}, current weights", samples, start, print)
     if args.split == "tuning" and not args.weights:
-        fitted, _ = descend(samples, start)
-        _report("fitted on this split", samples, fitted, print)
+        fitted, _ = descend(list(groups.values()), start)
+        for name, samples in groups.items():
+            _report(f"{name} {args.split}, fitted on the tuning split", samples, fitted, print)
         print(json.dumps(_weights_json(fitted)))
     return 0
 

@@ -17,6 +17,7 @@ preceding turn of the other speaker as context.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -149,7 +150,7 @@ class RetrievalEngine:
             tasks["m.lexical"] = _start(
                 self._reads.lexical_passages(
                     ws, q.query, senders=senders, observer=observer, session_id=q.session_id,
-                    limit=depth,
+                    limit=2 * depth,
                 )
             )  # fmt: skip
         if "lexical" in on and want_o:
@@ -165,7 +166,7 @@ class RetrievalEngine:
                     self._reads.dense_passages(
                         ws, vector, self._memory.embedder.model_name,
                         sender=senders[0] if senders else None, observer=observer,
-                        session_id=q.session_id, limit=depth,
+                        session_id=q.session_id, limit=2 * depth,
                     )
                 )  # fmt: skip
             if want_o:
@@ -307,7 +308,8 @@ def rank_messages(
     """Message ids best first, their scores, the lists that found each, and its best passage."""
     found = g.found
     lists: dict[str, list[str]] = {
-        name: [h.message_id for h in hits] for name, hits in found.passages.items()
+        name: by_best_passage(hits, weights.passages.get(name, 0.0))
+        for name, hits in found.passages.items()
     }
     # A message's passage is the one ranked highest by any list (scores are not comparable
     # across lists, ranks are).
@@ -328,6 +330,17 @@ def rank_messages(
     scores, found_by = fuse(lists, weights)
     scores = boost(scores, facts, g.understood, weights)
     return ranked(scores), scores, found_by, {m: h for m, (_, h) in best.items()}
+
+
+def by_best_passage(hits: Sequence[PassageHit], penalty: float) -> list[str]:
+    """Message ids by their best passage's score less ``penalty`` times the log of their
+    passages (0: by the best passage alone)."""
+    best: dict[str, float] = {}
+    for h in hits:
+        score = h.score - penalty * math.log(max(h.parts, 1))
+        if score > best.get(h.message_id, -math.inf):
+            best[h.message_id] = score
+    return sorted(best, key=lambda m: -best[m])
 
 
 def rank_observations(

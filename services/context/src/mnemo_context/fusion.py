@@ -18,7 +18,8 @@ from datetime import datetime
 
 from mnemo_context.understanding import Understanding
 
-RRF_K = 60
+# Fitted (see above); Cormack et al. use 60, a flatter curve that these lists like less.
+RRF_K = 10
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,17 @@ class Weights:
 
     lists: Mapping[str, float] = field(
         default_factory=lambda: {
-            "lexical": 1.0, "dense": 1.0, "facts.lexical": 0.6, "facts.dense": 0.6,
+            "lexical": 1.0, "dense": 1.0, "facts.lexical": 0.2, "facts.dense": 0.4,
         }
     )  # fmt: skip
-    named: float = 0.6
-    window: float = 0.5
+    named: float = 0.5
+    window: float = 2.0
     current: float = 0.3
     k: int = RRF_K
+    # A message's best passage, less this times the log of its passages, per list: the best of
+    # many passages of a long message matches by chance more often than a short message's one
+    # (cosine for the dense list, BM25 for the lexical one).
+    passages: Mapping[str, float] = field(default_factory=lambda: {"dense": 0.1, "lexical": 2.0})
 
 
 DEFAULT_WEIGHTS = Weights()

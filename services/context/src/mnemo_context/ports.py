@@ -91,6 +91,8 @@ class PassageHit:
     created_at: datetime
     start: int
     end: int
+    parts: int = 1
+    """How many passages its message has."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS message_passages (
     created_at timestamptz NOT NULL,
     start_char integer NOT NULL,
     end_char integer NOT NULL,
+    parts integer NOT NULL,
     embedding halfvec({dimension}),
     embedding_model text NOT NULL,
     PRIMARY KEY (workspace, message_id, passage)
@@ -161,52 +162,53 @@ class PassageProjection:
             ([e.workspace for _, e in posted], [e.message_id for _, e in posted]),
         )
         done = {(r["workspace"], r["id"]) for r in await cur.fetchall()}
-        rows: list[tuple[int, MessagePosted, int, int, int]] = []
+        rows: list[tuple[int, MessagePosted, int, int, int, int]] = []
         seen: set[tuple[str, str]] = set()
         for seq, e in posted:
             key = (e.workspace, e.message_id)
             if key in done or key in seen:
                 continue  # a redelivered message: its passages exist
             seen.add(key)
-            for part, (start, end) in enumerate(split_passages(e.content)):
-                rows.append((seq, e, part, start, end))
+            spans = split_passages(e.content)
+            for part, (start, end) in enumerate(spans):
+                rows.append((seq, e, part, start, end, len(spans)))
         if not rows:
             return
-        texts = [embedded_text(e.peer_id, e.content[s:t]) for _, e, _, s, t in rows]
+        texts = [embedded_text(e.peer_id, e.content[s:t]) for _, e, _, s, t, _ in rows]
         vectors = await self._embedder.embed(texts)
         await self._insert(conn, rows, vectors)
         await lexicon.index(
             conn,
             [
                 lexicon.Document(e.workspace, "m", e.peer_id, e.message_id, part, e.content[s:t])
-                for _, e, part, s, t in rows
+                for _, e, part, s, t, _ in rows
             ],
         )
 
     async def _insert(
         self,
         conn: AsyncConnection[Any],
-        rows: list[tuple[int, MessagePosted, int, int, int]],
+        rows: list[tuple[int, MessagePosted, int, int, int, int]],
         vectors: np.ndarray[Any, Any],
     ) -> None:
         model = self._embedder.model_name
-        columns: list[list[Any]] = [[] for _ in range(12)]
-        for (seq, e, part, start, end), vector in zip(rows, vectors, strict=True):
+        columns: list[list[Any]] = [[] for _ in range(13)]
+        for (seq, e, part, start, end, parts), vector in zip(rows, vectors, strict=True):
             observers = sorted({r.observer for r in e.representations})
             values = (
                 e.workspace, e.message_id, part, e.session_id, e.peer_id,
-                "{" + ",".join(observers) + "}", seq, e.created_at, start, end,
+                "{" + ",".join(observers) + "}", seq, e.created_at, start, end, parts,
                 vector_literal(vector), model,
             )  # fmt: skip
             for column, value in zip(columns, values, strict=True):
                 column.append(value)
         await conn.execute(
             "INSERT INTO message_passages (workspace, message_id, passage, session_id, peer_id,"
-            " observers, seq, created_at, start_char, end_char, embedding, embedding_model)"
-            " SELECT w, m, p, s, peer, o::text[], q, c, a, b, v::halfvec, model FROM unnest("
+            " observers, seq, created_at, start_char, end_char, parts, embedding, embedding_model)"
+            " SELECT w, m, p, s, peer, o::text[], q, c, a, b, n, v::halfvec, model FROM unnest("
             "%s::text[], %s::text[], %s::int[], %s::text[], %s::text[], %s::text[],"
-            " %s::bigint[], %s::timestamptz[], %s::int[], %s::int[], %s::text[], %s::text[])"
-            " AS x(w, m, p, s, peer, o, q, c, a, b, v, model) ON CONFLICT DO NOTHING",
+            " %s::bigint[], %s::timestamptz[], %s::int[], %s::int[], %s::int[], %s::text[],"
+            " %s::text[]) AS x(w, m, p, s, peer, o, q, c, a, b, n, v, model) ON CONFLICT DO NOTHING",
             columns,
         )
 

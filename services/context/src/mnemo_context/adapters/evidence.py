@@ -29,17 +29,22 @@ K1, B = 1.2, 0.75
 POSTINGS = 400
 MAX_TERMS = 32
 
+# Each query term's document frequency is looked up on its own (a lateral index probe), never
+# by joining the workspace's whole vocabulary.
 _TERMS = f"""
 q AS (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', %(q)s))),
 st AS (SELECT docs::float8 AS n, length::float8 / greatest(docs, 1) AS avgdl FROM search_docs
        WHERE workspace = %(ws)s AND kind = %(kind)s::"char"),
-w AS (SELECT f.term, ln(1 + (st.n - f.df + 0.5) / (f.df + 0.5)) AS idf
-      FROM q JOIN search_df f ON f.workspace = %(ws)s AND f.kind = %(kind)s::"char"
-      AND f.term = q.term CROSS JOIN st WHERE f.df > 0 ORDER BY idf DESC LIMIT {MAX_TERMS})
+w AS (SELECT q.term, ln(1 + (st.n - f.df + 0.5) / (f.df + 0.5)) AS idf
+      FROM q CROSS JOIN st CROSS JOIN LATERAL (SELECT df FROM search_df
+          WHERE workspace = %(ws)s AND kind = %(kind)s::"char" AND term = q.term) AS f
+      WHERE f.df > 0 ORDER BY idf DESC LIMIT {MAX_TERMS})
 """
 _WEIGHT = (
     f"w.idf * p.tf * {K1 + 1} / (p.tf + {K1} * (1 - {B} + {B} * p.dl / greatest(st.avgdl, 1)))"
 )
+# Documents are scored on their postings alone; only the best few are then joined to their rows.
+_TOP = "top AS (SELECT doc, part, sum(s) AS score FROM hits GROUP BY doc, part ORDER BY score DESC LIMIT %(pre)s)"
 _BY_OWNER = f"""
 SELECT p.doc, p.part, {_WEIGHT} AS s
 FROM w CROSS JOIN st CROSS JOIN unnest(%(owners)s::text[]) AS o(owner)
@@ -53,7 +58,9 @@ FROM w CROSS JOIN st
 CROSS JOIN LATERAL (SELECT doc, part, tf, dl FROM search_terms t WHERE t.workspace = %(ws)s
     AND t.kind = %(kind)s::"char" AND t.term = w.term ORDER BY t.impact DESC LIMIT {POSTINGS}) AS p
 """
-_PASSAGE_COLS = "p.message_id, p.passage, p.peer_id, p.created_at, p.start_char, p.end_char"
+_PASSAGE_COLS = (
+    "p.message_id, p.passage, p.peer_id, p.created_at, p.start_char, p.end_char, p.parts"
+)
 _OBS_COLS = (
     "o.id, o.level, o.content, o.observer, o.observed, o.session_id, o.created_at,"
     " o.observed_at, o.premise_ids, o.times_derived, o.token_count,"
@@ -72,7 +79,7 @@ _MESSAGE = TypeAdapter(ContextMessage)
 def _passage(r: Row, score: float) -> PassageHit:
     return PassageHit(
         message_id=r["message_id"], passage=r["passage"], score=score, peer_id=r["peer_id"],
-        created_at=r["created_at"], start=r["start_char"], end=r["end_char"],
+        created_at=r["created_at"], start=r["start_char"], end=r["end_char"], parts=r["parts"],
     )  # fmt: skip
 
 
@@ -142,12 +149,12 @@ class PostgresEvidence:
             params["observer"] = observer
         hits = _ANY_OWNER if senders is None else _BY_OWNER
         rows = await self._all(
-            f"WITH {_TERMS}, hits AS ({hits})"
-            f" SELECT {_PASSAGE_COLS}, sum(h.s) AS score FROM hits h JOIN message_passages p"
-            " ON p.workspace = %(ws)s AND p.message_id = h.doc AND p.passage = h.part"
-            f" WHERE true{where} GROUP BY {_PASSAGE_COLS} ORDER BY score DESC LIMIT %(limit)s",
+            f"WITH {_TERMS}, hits AS ({hits}), {_TOP}"
+            f" SELECT {_PASSAGE_COLS}, t.score FROM top t JOIN message_passages p"
+            " ON p.workspace = %(ws)s AND p.message_id = t.doc AND p.passage = t.part"
+            f" WHERE true{where} ORDER BY t.score DESC LIMIT %(limit)s",
             {"ws": ws, "kind": "m", "q": query, "owners": list(senders or ()), "limit": limit,
-             **params},
+             "pre": limit * (4 if where else 1), **params},
         )  # fmt: skip
         return [_passage(r, float(r["score"])) for r in rows]
 
@@ -196,11 +203,11 @@ class PostgresEvidence:
             return []
         where, params = _filters("o", session_id, levels)
         rows = await self._all(
-            f"WITH {_TERMS}, hits AS ({_BY_OWNER})"
-            " SELECT h.doc AS id, sum(h.s) AS score FROM hits h JOIN observations o"
-            " ON o.workspace = %(ws)s AND o.id = h.doc AND o.deleted_at IS NULL"
-            f" WHERE true{where} GROUP BY h.doc ORDER BY score DESC LIMIT %(limit)s",
-            {"ws": ws, "kind": "o", "q": query, "limit": limit,
+            f"WITH {_TERMS}, hits AS ({_BY_OWNER}), {_TOP}"
+            " SELECT t.doc AS id, t.score FROM top t JOIN observations o"
+            " ON o.workspace = %(ws)s AND o.id = t.doc AND o.deleted_at IS NULL"
+            f" WHERE true{where} ORDER BY t.score DESC LIMIT %(limit)s",
+            {"ws": ws, "kind": "o", "q": query, "limit": limit, "pre": limit * 2,
              "owners": [f"{s.observer} {s.observed}" for s in scopes], **params},
         )  # fmt: skip
         return [(r["id"], float(r["score"])) for r in rows]
