@@ -142,6 +142,9 @@ class RetrievalEngine:
         senders = [q.observed] if rep and q.observed else [q.peer_id] if q.peer_id else None
         observer = q.observer if rep else None
         levels: list[str] | None = list(q.levels) if q.levels else None
+        # Passages are read twice as deep when messages are asked for (a long message's
+        # passages fill several places); only to lift observations, the list depth does.
+        passage_depth = 2 * depth if q.messages else depth
         found = Found()
         tasks: dict[str, asyncio.Future[Any]] = {}
         if "dense" in on and self._memory is not None and (want_m or want_o):
@@ -150,7 +153,7 @@ class RetrievalEngine:
             tasks["m.lexical"] = _start(
                 self._reads.lexical_passages(
                     ws, q.query, senders=senders, observer=observer, session_id=q.session_id,
-                    limit=2 * depth,
+                    limit=passage_depth,
                 )
             )  # fmt: skip
         if "lexical" in on and want_o:
@@ -166,7 +169,7 @@ class RetrievalEngine:
                     self._reads.dense_passages(
                         ws, vector, self._memory.embedder.model_name,
                         sender=senders[0] if senders else None, observer=observer,
-                        session_id=q.session_id, limit=2 * depth,
+                        session_id=q.session_id, limit=passage_depth,
                     )
                 )  # fmt: skip
             if want_o:

@@ -28,6 +28,8 @@ K1, B = 1.2, 0.75
 # Postings read per query term, strongest first; and query terms kept, rarest first.
 POSTINGS = 400
 MAX_TERMS = 32
+# How many earlier turns of its session a message's preceding turn is looked for among.
+LOOKBACK = 8
 
 # Each query term's document frequency is looked up on its own (a lateral index probe), never
 # by joining the workspace's whole vocabulary.
@@ -154,7 +156,7 @@ class PostgresEvidence:
             " ON p.workspace = %(ws)s AND p.message_id = t.doc AND p.passage = t.part"
             f" WHERE true{where} ORDER BY t.score DESC LIMIT %(limit)s",
             {"ws": ws, "kind": "m", "q": query, "owners": list(senders or ()), "limit": limit,
-             "pre": limit * (4 if where else 1), **params},
+             "pre": limit * (2 if where else 1), **params},
         )  # fmt: skip
         return [_passage(r, float(r["score"])) for r in rows]
 
@@ -276,9 +278,12 @@ class PostgresEvidence:
             params["pair"] = json.dumps([{"observer": observer, "observed": observed}])
         rows = await self._all(
             f"SELECT {_MSG_JSON.format(t='m')}::text AS message,"
-            f" (SELECT {_MSG_JSON.format(t='x')}::text FROM messages x"
-            " WHERE x.workspace = m.workspace AND x.session_id = m.session_id AND x.seq < m.seq"
-            " AND x.peer_id <> m.peer_id ORDER BY x.seq DESC LIMIT 1) AS previous"
+            # The nearest earlier turn of another speaker, among the few turns before it: a long
+            # run of one speaker's messages has no turn it answers.
+            f" (SELECT {_MSG_JSON.format(t='x')}::text FROM (SELECT * FROM messages y"
+            " WHERE y.workspace = m.workspace AND y.session_id = m.session_id AND y.seq < m.seq"
+            f" ORDER BY y.seq DESC LIMIT {LOOKBACK}) AS x WHERE x.peer_id <> m.peer_id"
+            " ORDER BY x.seq DESC LIMIT 1) AS previous"
             f" FROM messages m WHERE m.workspace = %(ws)s AND m.id = ANY(%(ids)s){where}",
             {"ws": ws, "ids": list(ids), **params},
         )
