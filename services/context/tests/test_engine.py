@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +17,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_bench.readers import read_locomo
+from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.app import build_engine
 from mnemo_context.engine import RetrievalEngine
 from mnemo_projector.entities import EntityProjection
@@ -48,6 +49,7 @@ class World:
     ws: str
     engine: RetrievalEngine
     pool: AsyncConnectionPool
+    memory: MemoryAdapters
     ids: dict[str, str]  # dataset turn id -> message id
     turns: dict[str, str]  # message id -> dataset turn id
 
@@ -122,9 +124,10 @@ async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
         for i, (turn, peer, text, span) in enumerate(observed, start=1)
     ]  # fmt: skip
     await _apply(pool, memory, obs)
-    engine = build_engine(pool, MemoryAdapters(embedder, index))
+    adapters = MemoryAdapters(embedder, index)
+    engine = build_engine(pool, adapters)
     ids = {t.id: f"m-{t.id}" for t in turns} | {f"D9:{i}": f"m-D9:{i}" for i in (1, 2, 3)}
-    yield World(ws, engine, pool, ids, {v: k for k, v in ids.items()})
+    yield World(ws, engine, pool, adapters, ids, {v: k for k, v in ids.items()})
     await pool.close()
 
 
@@ -221,3 +224,26 @@ async def test_each_message_comes_with_the_turn_it_answered(world: World) -> Non
     assert hit.previous is not None and world.turns[hit.previous.id] == "D2:7"
     assert hit.previous.peer_id != hit.message.peer_id
     assert len({m.message.id for m in reply.messages}) == len(reply.messages)
+
+
+class Reversing:
+    """A reranker that prefers what the engine ranked last, and records what it was shown."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    async def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.shown = list(texts)
+        return [float(i) for i in range(len(texts))]
+
+
+async def test_a_configured_reranker_orders_the_head_and_can_be_switched_off(world: World) -> None:
+    reranker = Reversing()
+    engine = RetrievalEngine(PostgresEvidence(world.pool), world.memory, reranker=reranker)
+    query = RetrievalQuery(query="adoption agencies", messages=3)
+    plain = [m.message.id for m in (await world.engine.retrieve(world.ws, query)).messages]
+    reranked = [m.message.id for m in (await engine.retrieve(world.ws, query)).messages]
+    assert reranker.shown and reranked[0] != plain[0]
+    assert world.engine.components() == engine.components() - {"rerank"}
+    off = query.model_copy(update={"without": frozenset({"rerank"})})
+    assert [m.message.id for m in (await engine.retrieve(world.ws, off)).messages] == plain

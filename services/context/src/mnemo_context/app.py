@@ -11,8 +11,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.adapters.postgres import PostgresReads
+from mnemo_context.adapters.rerank import HttpReranker
 from mnemo_context.engine import RetrievalEngine
 from mnemo_context.handlers import ContextService
+from mnemo_context.settings import ContextSettings
 from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -29,9 +31,23 @@ QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
 
 
-def build_engine(pool: AsyncConnectionPool, memory: MemoryAdapters | None) -> RetrievalEngine:
-    """The retrieval engine over Postgres and, when given, the embedder and vector index."""
-    return RetrievalEngine(PostgresEvidence(pool), memory)
+def build_engine(
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None,
+    settings: ContextSettings | None = None,
+) -> RetrievalEngine:
+    """The retrieval engine over Postgres and, when given, the embedder and vector index; with
+    a reranking server configured, reranked by it."""
+    settings = settings or ContextSettings()
+    reranker = (
+        HttpReranker(
+            settings.rerank_url, api_key=settings.rerank_api_key,
+            timeout_s=settings.rerank_timeout_s,
+        )
+        if settings.rerank_url
+        else None
+    )  # fmt: skip
+    return RetrievalEngine(PostgresEvidence(pool), memory, reranker=reranker)
 
 
 async def build_service(
