@@ -50,12 +50,12 @@ class FakeProvenance:
         return {"Ann has a dog named Rex": "o1"} if observed == "ann" else {}
 
 
-def test_memory_hits_are_traced_to_messages_and_fused(tmp_path: Path) -> None:
+def test_mnemo_is_the_engine_s_message_search_as_turn_ids(tmp_path: Path) -> None:
     (case,) = read_locomo(write_locomo(tmp_path))
     q = case.questions[0]
     assert target_speaker(case, q) == "Ann"
-    got = asyncio.run(MnemoRetriever(FakeSpaces(), FakeProvenance()).retrieve(case, q, 10))  # type: ignore[arg-type]
-    assert set(got.ids) == {"D1:1", "D2:2"}
+    got = asyncio.run(MnemoRetriever(FakeSpaces()).retrieve(case, q, 10))  # type: ignore[arg-type]
+    assert got.ids == ("D2:2",)
 
 
 def test_context_blob_evidence(tmp_path: Path) -> None:

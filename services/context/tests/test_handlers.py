@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from itertools import takewhile
 
@@ -16,7 +15,6 @@ from mnemo_schema.context_queries import (
     ContextQuery,
     ContextSummary,
     RepresentationQuery,
-    SearchQuery,
 )
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -87,30 +85,6 @@ class FakeReads:
         return self.observations.get((observer, observed), [])[:limit]
 
     frequent_observations = newest_observations
-
-    async def observations_by_id(
-        self, ws: str, observer: str, observed: str, ids: Sequence[str]
-    ) -> list[Observation]:
-        return [o for o in self.observations.get((observer, observed), []) if o.id in ids]
-
-    async def text_observations(
-        self, ws: str, observer: str, observed: str, query: str, session_id: str | None, limit: int
-    ) -> list[Observation]:
-        found = self.observations.get((observer, observed), [])
-        return [o for o in found if query.lower() in o.content.lower()][:limit]
-
-    async def text_messages(
-        self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
-    ) -> list[ContextMessage]:
-        return [m for _, m in self.messages if query in m.content][:limit]
-
-    async def source_messages(
-        self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
-    ) -> list[ContextMessage]:
-        return []
-
-    async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
-        return []
 
 
 def summary(kind: str, tokens: int, covers: int) -> StoredSummary:
@@ -183,11 +157,6 @@ async def test_a_zero_budget_is_an_empty_valid_context():
         "w", ContextQuery(session_id="s", tokens=0)
     )
     assert got.messages == [] and got.summary is None and got.tokens == 0
-
-
-async def test_search_without_an_index_ranks_by_full_text():
-    got = await ContextService(FakeReads(20), None).search("w", SearchQuery(query="message 1"))
-    assert [m.id for m in got.messages][:2] == ["m1", "m10"]
 
 
 async def test_a_window_cut_from_an_earlier_wider_page_is_the_window_read_afresh():

@@ -7,9 +7,9 @@ from mnemo_context.domain import (
     Observation,
     choose_summary,
     fit_fixed,
-    reciprocal_rank_fusion,
     render_representation,
     representation_tokens,
+    slice_within,
     summary_cap,
 )
 from mnemo_runtime.tokens import TokenCounter
@@ -111,7 +111,18 @@ def test_representation_tokens_are_those_of_the_rendered_text():
     assert representation_tokens([], counter.count_many) == 0
 
 
-def test_reciprocal_rank_fusion_favours_items_both_rankings_agree_on():
-    assert reciprocal_rank_fusion([["a", "b", "c"], ["b", "c"]]) == ["b", "c", "a"]
-    assert reciprocal_rank_fusion([["a", "b"], []]) == ["a", "b"]
-    assert reciprocal_rank_fusion([]) == []
+def test_a_slice_is_cut_to_its_best_head_that_fits():
+    counter = TokenCounter()
+    ranked = [
+        Observation("a", "explicit", "Alice is a nurse."),
+        Observation("b", "deductive", "Alice works nights, so she sleeps in the day."),
+        Observation("c", "explicit", "Alice lives in Lisbon."),
+    ]
+    for n in range(len(ranked) + 1):
+        exact = representation_tokens(ranked[:n], counter.count_many)
+        assert slice_within(ranked, exact, counter.count_many) == ranked[:n]
+        # One token short of a head: the head before it.
+        if n:
+            assert slice_within(ranked, exact - 1, counter.count_many) == ranked[: n - 1]
+    assert slice_within(ranked, 0, counter.count_many) == []
+    assert slice_within([], 10, counter.count_many) == []

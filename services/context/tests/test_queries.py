@@ -12,6 +12,7 @@ from mnemo_schema.context_queries import (
     RepresentationQuery,
     SearchQuery,
 )
+from mnemo_schema.retrieval import COMPONENTS, RetrievalQuery
 
 
 def test_context_defaults():
@@ -58,3 +59,17 @@ def test_queries_round_trip_and_refuse_unknown_fields():
 def test_each_query_type_has_its_own_subject_kind():
     kinds = {ContextQuery.KIND, RepresentationQuery.KIND, SearchQuery.KIND}
     assert len(kinds) == 3
+
+
+def test_a_retrieval_query_names_a_whole_representation_or_none():
+    assert RetrievalQuery(query="q", observer="a", observed="b").in_representation
+    assert not RetrievalQuery(query="q").in_representation
+    for half in ({"observer": "a"}, {"observed": "b"}):
+        with pytest.raises(ValidationError, match="go together"):
+            RetrievalQuery(query="q", **half)
+    for bad in ({"query": "  "}, {"query": ""}, {"query": "q", "messages": 101},
+                {"query": "q", "without": ["magic"]}):  # fmt: skip
+        with pytest.raises(ValidationError):
+            RetrievalQuery(**bad)
+    every = RetrievalQuery(query="q", without=frozenset(COMPONENTS))
+    assert RetrievalQuery.model_validate_json(every.model_dump_json()) == every

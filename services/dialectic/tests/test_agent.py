@@ -172,3 +172,25 @@ async def test_streamed_chunks_add_up_to_the_answer_and_end_with_evidence(
     assert "".join(c.delta.content or "" for c in chunks[:-1]) == whole.content
     assert len(chunks) > 2 and not any(c.done for c in chunks[:-1])
     assert chunks[-1].done and chunks[-1].evidence == whole.evidence
+
+
+async def test_search_messages_reads_the_scope_s_messages_and_counts_them_as_evidence(
+    reader: FakeReader,
+) -> None:
+    reader.add_msg(
+        Msg("m1", "s1", "bob", "My cello lessons start in May.", day("2023-04-01"), 1),
+        ("alice", "bob"),
+    )
+    reader.add_msg(
+        Msg("m2", "s2", "bob", "I take cello lessons in secret.", day("2023-04-02"), 2),
+        ("carol", "bob"),
+    )
+    model = ScriptedModel(
+        tool_reply("search_messages", {"query": "cello lessons", "top_k": 5}),
+        text_reply("In May."),
+    )
+    out = await agent(reader, model).answer(WS, ask("When do Bob's cello lessons start?"))
+    (result,) = [b.content for b in tool_results(model.requests[-1])]
+    assert "start in May" in result and "secret" not in result
+    assert list(out.reads.messages) == ["m1"]
+    assert [name for name, _ in out.reads.tool_calls] == ["search_messages"]

@@ -17,6 +17,15 @@ DEFAULT_DATA = {
     "beam": "beam-100k",
     "longmemeval": "longmemeval/longmemeval_s.json",
 }
+# The development data's fixed halves: weights and thresholds are fitted on "tuning" only, and
+# "held-out" shows whether what was fitted carries over. Other data is "all" of it.
+SPLITS: dict[str, dict[str, tuple[str, ...]]] = {
+    "locomo": {"tuning": ("conv-26", "conv-30"), "held-out": ("conv-41", "conv-42", "conv-43")},
+    "beam": {
+        "tuning": tuple(f"beam-{i}" for i in range(1, 6)),
+        "held-out": tuple(f"beam-{i}" for i in range(6, 11)),
+    },
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +40,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", default="low",
                         choices=["minimal", "low", "medium", "high", "max"])  # fmt: skip
     parser.add_argument("--mode", default="dialectic", choices=["dialectic", "context"])
-    parser.add_argument("--url", default=os.environ.get("MNEMO_URL", DEFAULT_URL))
+    parser.add_argument(
+        "--url",
+        help="Mnemo's gateway (default: MNEMO_URL, else the stack "
+        "`make up` started, else " + DEFAULT_URL + ")",
+    )
+    parser.add_argument(
+        "--split",
+        default="all",
+        choices=["all", "tuning", "held-out"],
+        help="LoCoMo / BEAM: the tuning or the held-out half of the dev data",
+    )
+    parser.add_argument("--no-ablation", dest="ablation", action="store_false",
+                        help="offline: skip the runs with one engine component off")  # fmt: skip
     parser.add_argument("--dry-run", action="store_true",
                         help="print the model requests the run would make; call no model")  # fmt: skip
     parser.add_argument("--with-adversarial", action="store_true",
@@ -51,6 +72,25 @@ def default_data(benchmark: str) -> Path:
     """``$MNEMO_DATASETS`` or ``../shared/datasets``, joined with the benchmark's usual file."""
     root = Path(os.environ.get("MNEMO_DATASETS", Path.cwd().parent / "shared" / "datasets"))
     return root / DEFAULT_DATA[benchmark]
+
+
+def gateway(given: str | None) -> str:
+    """``--url``, else MNEMO_URL, else the gateway ``mnemo up`` recorded, else the default."""
+    from mnemo_runtime.settings import InfraSettings
+    from mnemo_runtime.stack import recorded_stack
+
+    recorded = recorded_stack(InfraSettings().state_dir).get("gateway_url")
+    return given or os.environ.get("MNEMO_URL") or recorded or DEFAULT_URL
+
+
+def split_cases(benchmark: str, cases: list[Case], split: str) -> list[Case]:
+    """The cases of ``split`` ("all": every case)."""
+    if split == "all":
+        return cases
+    wanted = SPLITS.get(benchmark, {}).get(split)
+    if wanted is None:
+        raise SystemExit(f"{benchmark} has no {split} split; use --split all")
+    return [c for c in cases if c.id in wanted]
 
 
 def load_cases(benchmark: str, path: Path, limit: int | None, per_case: int | None) -> list[Case]:
@@ -78,7 +118,19 @@ def main(args: argparse.Namespace) -> int:
     out: Path = args.out or Path("bench-out") / (
         f"deriver-{source}" if args.benchmark == "deriver" else args.benchmark
     )
-    cases = load_cases(source, data, args.limit, args.questions)
+    if args.benchmark == "deriver":
+        # The deriver's bench splits its conversations itself (tuning / held-out).
+        cases = load_cases(source, data, args.limit, args.questions)
+    else:
+        args.url = gateway(args.url)
+        cases = split_cases(
+            args.benchmark, load_cases(args.benchmark, data, None, None), args.split
+        )
+        cases = cases[: args.limit] if args.limit else cases
+        if args.questions:
+            cases = [
+                Case(c.id, c.speakers, c.sessions, c.questions[: args.questions]) for c in cases
+            ]  # fmt: skip
     summary: dict[str, object] | None
     if args.benchmark == "deriver":
         from mnemo_bench.deriver import app

@@ -1,15 +1,24 @@
-"""Retrievers over a running Mnemo: memory search fused with message search, and get_context blobs."""
+"""Retrievers over a running Mnemo: its retrieval engine (whole, and with parts switched off) and
+get_context blobs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
+import nats
 from honcho import Honcho
+from nats.aio.client import Client as NATS
 
 from mnemo_bench.cases import Case, Question
-from mnemo_bench.metrics import dedupe, rrf
+from mnemo_bench.metrics import dedupe
 from mnemo_bench.mnemo_client import client, drain, ingest, slug
 from mnemo_bench.provenance import Provenance
-from mnemo_bench.retrievers import Retrieved, TokenCount
+from mnemo_bench.retrievers import Retrieved, SkipRetriever, TokenCount
 from mnemo_bench.state import RunState
+from mnemo_runtime import rpc
+from mnemo_schema import subjects
+from mnemo_schema.retrieval import Component, RetrievalQuery, RetrievalReply
 
 
 class MnemoWorkspaces:
@@ -43,36 +52,66 @@ def target_speaker(case: Case, question: Question) -> str:
     return named[0] if named else case.speakers[0]
 
 
+def turn_ids(messages: Iterable[Any]) -> list[str]:
+    """The dataset turn ids of Mnemo messages (a message posted in parts shares its turn's)."""
+    return dedupe(
+        str(m.metadata["turn_id"]) for m in messages if m.metadata and "turn_id" in m.metadata
+    )
+
+
 class MnemoRetriever:
-    """Observations of each speaker's self-representation, traced to their source messages,
-    fused by reciprocal rank fusion with Mnemo's message search."""
+    """Mnemo's retrieval engine as an SDK user calls it: the workspace's message search."""
 
     name = "mnemo"
 
-    def __init__(
-        self, spaces: MnemoWorkspaces, provenance: Provenance, count: TokenCount | None = None
-    ) -> None:
-        self._spaces, self._prov, self._count = spaces, provenance, count
+    def __init__(self, spaces: MnemoWorkspaces, count: TokenCount | None = None) -> None:
+        self._spaces, self._count = spaces, count
 
     async def prepare(self, case: Case) -> None:
         """Ingest the case and wait for its memory."""
         self._spaces.ensure(case)
 
     async def retrieve(self, case: Case, question: Question, k: int) -> Retrieved:
-        """Fused ranking of evidence turn ids."""
+        """The engine's best messages, as turn ids."""
         honcho = self._spaces.ensure(case)
-        rankings: list[list[str]] = []
-        texts: list[str] = []
-        for speaker in case.speakers:
-            hits = honcho.peer(slug(speaker)).conclusions.query(question.text, top_k=k)
-            sources = self._prov.turns_of(honcho.workspace_id, [h.id for h in hits])
-            rankings.append([t for h in hits for t in sources.get(h.id, [])])
-            texts += [h.content for h in hits]
         messages = honcho.search(question.text, limit=min(max(k, 1), 100))
-        rankings.append([str(m.metadata.get("turn_id")) for m in messages if m.metadata])
-        texts += [m.content for m in messages]
-        tokens = sum(self._count.count_many(texts)) if self._count and texts else 0
-        return Retrieved(tuple(rrf(*rankings)), tokens)
+        tokens = sum(self._count.count_many([m.content for m in messages])) if self._count else 0
+        return Retrieved(tuple(turn_ids(messages)), tokens)
+
+
+class AblatedRetriever:
+    """The same engine asked over the bus with components switched off, to show what each earns."""
+
+    def __init__(
+        self, spaces: MnemoWorkspaces, nats_url: str, without: frozenset[Component]
+    ) -> None:
+        self.name = "mnemo without " + "+".join(sorted(without))
+        self.without = without
+        self._spaces, self._nats_url = spaces, nats_url
+        self._nc: NATS | None = None
+
+    async def prepare(self, case: Case) -> None:
+        """Ingest the case and wait for its memory."""
+        self._spaces.ensure(case)
+        if self._nc is None:
+            try:
+                self._nc = await nats.connect(self._nats_url, connect_timeout=5)
+            except Exception as err:
+                raise SkipRetriever(f"no NATS at {self._nats_url} ({type(err).__name__})") from err
+
+    async def retrieve(self, case: Case, question: Question, k: int) -> Retrieved:
+        """The ablated engine's best messages, as turn ids."""
+        assert self._nc is not None, "prepare() first"
+        honcho = self._spaces.ensure(case)
+        query = RetrievalQuery(query=question.text, messages=min(k, 100), without=self.without)
+        subject = subjects.query_subject(honcho.workspace_id, RetrievalQuery.KIND)
+        reply = await rpc.call(self._nc, subject, query, RetrievalReply, 30.0)
+        return Retrieved(tuple(turn_ids(m.message for m in reply.messages)))
+
+    async def close(self) -> None:
+        """Close the bus connection."""
+        if self._nc is not None:
+            await self._nc.close()
 
 
 class ContextRetriever:

@@ -58,7 +58,10 @@ async def run_retrieval(
                 active.remove(retriever)
                 print(f"\n  {retriever.name} skipped: {why}", file=sys.stderr)
         print(file=sys.stderr)
-    return summarise(state.rows(), [r.name for r in retrievers], skipped)
+    # Only these cases' rows: the state may hold other cases from runs of another split.
+    asked = {q.id for c in cases for q in c.questions}
+    rows = [r for r in state.rows() if r["question"] in asked]
+    return summarise(rows, [r.name for r in retrievers], skipped)
 
 
 def _row(name: str, case: Case, q: Question, ids: Sequence[str], tokens: int) -> dict[str, Any]:

@@ -12,14 +12,23 @@ import httpx
 
 from mnemo_bench.cases import Case
 from mnemo_bench.offline import Scope, run_retrieval
-from mnemo_bench.report import retrieval_table
+from mnemo_bench.report import ablation_table, category_table, retrieval_table
 from mnemo_bench.retrievers import BM25Retriever, DenseRetriever, Retriever
 from mnemo_bench.state import RunState
 from mnemo_runtime.embeddings import build_embedder
+from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.stack import recorded_stack
 from mnemo_runtime.tokens import TokenCounter
+from mnemo_schema.retrieval import COMPONENTS, Component
 
 CONTEXT_BUDGETS = (2000, 8000)
-MNEMO_NAMES = ("mnemo", *(f"context@{t}" for t in CONTEXT_BUDGETS))
+# Each switched off in turn; a reranker is not configured offline, so it has nothing to show.
+ABLATED: tuple[Component, ...] = tuple(c for c in COMPONENTS if c != "rerank")
+MNEMO_NAMES = (
+    "mnemo",
+    *(f"mnemo without {c}" for c in ABLATED),
+    *(f"context@{t}" for t in CONTEXT_BUDGETS),
+)
 
 
 def scope_for(benchmark: str, with_adversarial: bool) -> Scope:
@@ -30,27 +39,51 @@ def scope_for(benchmark: str, with_adversarial: bool) -> Scope:
     return Scope()
 
 
-def server_problem(url: str) -> str | None:
+def stack_urls() -> dict[str, str]:
+    """Where the Mnemo to measure runs: the environment (MNEMO_URL, DATABASE_URL, NATS_URL),
+    else what ``mnemo up`` recorded under MNEMO_STATE_DIR."""
+    recorded = recorded_stack(InfraSettings().state_dir)
+    urls = {
+        "gateway_url": os.environ.get("MNEMO_URL") or recorded.get("gateway_url", ""),
+        "database_url": os.environ.get("DATABASE_URL") or recorded.get("database_url", ""),
+        "nats_url": os.environ.get("NATS_URL") or recorded.get("nats_url", ""),
+    }
+    return {k: v for k, v in urls.items() if v}
+
+
+def server_problem(url: str, database_url: str | None) -> str | None:
     """Why the Mnemo server cannot be used, or None when it answers."""
     try:
         httpx.get(f"{url}/openapi.json", timeout=5.0).raise_for_status()
     except httpx.HTTPError as exc:
-        return f"no Mnemo server at {url} ({type(exc).__name__})"
-    if not os.environ.get("DATABASE_URL"):
-        return "DATABASE_URL is unset (provenance is read from Mnemo's Postgres, read-only)"
+        return f"no Mnemo server at {url} ({type(exc).__name__}); start one with `make up`"
+    if not database_url:
+        return (
+            "no Postgres found: `make up` records it, or set DATABASE_URL "
+            "(provenance is read from Mnemo's Postgres, read-only)"
+        )
     return None
 
 
 def _mnemo_retrievers(
-    args: argparse.Namespace, state: RunState, count: TokenCounter
+    args: argparse.Namespace, state: RunState, count: TokenCounter, urls: dict[str, str]
 ) -> list[Retriever]:
-    from mnemo_bench.mnemo_retrieval import ContextRetriever, MnemoRetriever, MnemoWorkspaces
+    from mnemo_bench.mnemo_retrieval import (
+        AblatedRetriever,
+        ContextRetriever,
+        MnemoRetriever,
+        MnemoWorkspaces,
+    )
     from mnemo_bench.provenance import Provenance
 
     spaces = MnemoWorkspaces(args.url, args.benchmark, state)
-    prov = Provenance(os.environ["DATABASE_URL"])
+    prov = Provenance(urls["database_url"])
+    ablated: list[Retriever] = []
+    if args.ablation and "nats_url" in urls:
+        ablated = [AblatedRetriever(spaces, urls["nats_url"], frozenset({c})) for c in ABLATED]
     return [
-        MnemoRetriever(spaces, prov, count),
+        MnemoRetriever(spaces, count),
+        *ablated,
         *(ContextRetriever(spaces, prov, t, count) for t in CONTEXT_BUDGETS),
     ]
 
@@ -64,17 +97,29 @@ async def run_offline(args: argparse.Namespace, cases: list[Case], out: Path) ->
         DenseRetriever(build_embedder("minilm", workers=2), count),
     ]
     skipped: dict[str, str] = {}
-    problem = "--no-mnemo given" if args.no_mnemo else server_problem(args.url)
+    urls = stack_urls()
+    problem = (
+        "--no-mnemo given" if args.no_mnemo else server_problem(args.url, urls.get("database_url"))
+    )
     if problem is None:
-        retrievers += _mnemo_retrievers(args, state, count)
+        retrievers += _mnemo_retrievers(args, state, count, urls)
     else:
         skipped = dict.fromkeys(MNEMO_NAMES, problem)
         print(f"skipping {', '.join(MNEMO_NAMES)}: {problem}", file=sys.stderr)
-    summary = await run_retrieval(
-        cases, retrievers, state, scope_for(args.benchmark, args.with_adversarial), skipped
-    )
+    try:
+        summary = await run_retrieval(
+            cases, retrievers, state, scope_for(args.benchmark, args.with_adversarial), skipped
+        )
+    finally:
+        for r in retrievers:
+            close = getattr(r, "close", None)
+            if close is not None:
+                await close()
     summary["benchmark"] = args.benchmark
-    table = retrieval_table(summary)
-    (out / "retrieval.md").write_text(table + "\n")
-    print(table)
+    summary["split"] = args.split
+    summary["cases"] = [c.id for c in cases]
+    tables = [retrieval_table(summary), category_table(summary), ablation_table(summary)]
+    text = "\n\n".join(t for t in tables if t)
+    (out / "retrieval.md").write_text(text + "\n")
+    print(text)
     return summary

@@ -13,14 +13,19 @@ from mnemo_bench.metrics import KS
 def retrieval_table(summary: dict[str, Any]) -> str:
     """Markdown table of Recall@k / NDCG@k and tokens per retriever, then skipped ones."""
     cols = [f"recall@{k}" for k in KS] + [f"ndcg@{k}" for k in KS] + ["recall@all"]
+    split = summary.get("split", "all")
+    cases = ", ".join(summary.get("cases", []))
     lines = [
-        f"{summary.get('benchmark', '')} retrieval, {summary['questions']} questions",
+        f"{summary.get('benchmark', '')} retrieval, {summary['questions']} questions"
+        + (f" ({split} split: {cases})" if split != "all" else ""),
         "",
         "| retriever | " + " | ".join(c.replace("recall", "R").replace("ndcg", "NDCG") for c in cols)
         + " | tokens/q |",
         "|---" * (len(cols) + 2) + "|",
     ]  # fmt: skip
     for name, m in summary["retrievers"].items():
+        if name.startswith("mnemo without "):
+            continue  # in the ablation table
         cells = " | ".join(f"{m.get(c, 0.0):.3f}" for c in cols)
         lines.append(f"| {name} | {cells} | {m.get('tokens', 0.0):.0f} |")
     lines.append(
@@ -29,6 +34,58 @@ def retrieval_table(summary: dict[str, Any]) -> str:
     )
     for name, why in summary.get("skipped", {}).items():
         lines.append(f"\n{name}: skipped ({why})")
+    return "\n".join(lines)
+
+
+def _ranked(name: str) -> bool:
+    return not name.startswith("context@")
+
+
+def category_table(summary: dict[str, Any]) -> str:
+    """Markdown table of Recall@10 per category (LoCoMo) or ability (BEAM) and retriever; a
+    context blob by R@all (it is not ranked)."""
+    by_cat: dict[str, dict[str, dict[str, float]]] = summary.get("by_category", {})
+    names = [n for n in summary.get("retrievers", {}) if not n.startswith("mnemo without")]
+    if not by_cat or not names:
+        return ""
+    cats = sorted({c for per in by_cat.values() for c in per})
+    heads = [f"{n} {'R@10' if _ranked(n) else 'R@all'}" for n in names]
+    lines = [
+        "By category (LoCoMo) / ability (BEAM)",
+        "",
+        "| category | n | " + " | ".join(heads) + " |",
+        "|---" * (len(names) + 2) + "|",
+    ]
+    for cat in cats:
+        n = max(int(by_cat[r].get(cat, {}).get("questions", 0)) for r in names if r in by_cat)
+        cells = []
+        for r in names:
+            m = by_cat.get(r, {}).get(cat)
+            key = "recall@10" if _ranked(r) else "recall@all"
+            cells.append("" if m is None else f"{m.get(key, 0.0):.3f}")
+        lines.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ablation_table(summary: dict[str, Any]) -> str:
+    """Markdown table of the engine whole and with each component off, and what each earns."""
+    runs: dict[str, dict[str, float]] = summary.get("retrievers", {})
+    whole = runs.get("mnemo")
+    ablated = {n: m for n, m in runs.items() if n.startswith("mnemo without ")}
+    if whole is None or not ablated:
+        return ""
+    cols = ["recall@5", "recall@10", "recall@20", "ndcg@10"]
+    lines = [
+        "Ablation: the engine with one component switched off",
+        "",
+        "| engine | R@5 | R@10 | R@20 | NDCG@10 | R@10 change |",
+        "|---|---|---|---|---|---|",
+        "| all components | " + " | ".join(f"{whole.get(c, 0.0):.3f}" for c in cols) + " | |",
+    ]
+    for name, m in ablated.items():
+        delta = m.get("recall@10", 0.0) - whole.get("recall@10", 0.0)
+        cells = " | ".join(f"{m.get(c, 0.0):.3f}" for c in cols)
+        lines.append(f"| without {name.removeprefix('mnemo without ')} | {cells} | {delta:+.3f} |")
     return "\n".join(lines)
 
 

@@ -1,20 +1,16 @@
-"""Memory benchmarks: freshness through the whole write path, embedding throughput, vector search."""
+"""Memory benchmarks: freshness through the whole write path, embedding throughput."""
 
 from __future__ import annotations
 
 import asyncio
 import statistics
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import httpx
 
 from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.embeddings.bench import bench_embedding_throughput, bench_query_latency
-from mnemo_runtime.vectors import EdgeVectorIndex
-from mnemo_runtime.vectors.bench import bench_filtered_search
 
 FACTS = [
     "I adopted a rescue dog named {n} last spring.",
@@ -64,13 +60,3 @@ async def embedding(n: int = 2000, workers: int = 2) -> dict[str, float]:
         "query_p50_ms": latency["p50_ms"],
         "query_p99_ms": latency["p99_ms"],
     }
-
-
-async def vector_search(n: int = 100_000) -> dict[str, float]:
-    """Filtered search latency on the embedded index at ``n`` observations."""
-    with tempfile.TemporaryDirectory() as folder:
-        index = EdgeVectorIndex(Path(folder))
-        try:
-            return await bench_filtered_search(index, n=n)
-        finally:
-            await index.close()

@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 
 from mnemo_cli import bench_context
-from mnemo_cli.bench_memory import embedding, freshness, vector_search
+from mnemo_cli.bench_memory import embedding, freshness
+from mnemo_cli.bench_storage import compare_stores
 from mnemo_cli.local import gateway_url, stop, up
-from mnemo_dialectic import bench as dialectic_bench
 from mnemo_runtime.settings import InfraSettings
 
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
@@ -146,24 +146,52 @@ def _write_path_rows(label: str, run: dict[str, dict[str, float]]) -> list[tuple
     ]  # fmt: skip
 
 
+def _ms(f: dict[str, float], *keys: str) -> str:
+    return " / ".join(f"{f.get(k, 0.0):.1f}" for k in keys) + " ms"
+
+
+# Read case -> (label, the percentiles shown, the target).
+READS = {
+    "search": ("search (workspace, 10 messages)", ("p50_ms", "p95_ms"), "p95 <= 20 ms"),
+    "conclusions_query": ("conclusions.query (10)", ("p50_ms", "p95_ms"), "p95 <= 20 ms"),
+    "search_query": ("get_context with a search query", ("p50_ms", "p99_ms"), "p99 <= 20 ms"),
+    "dialectic_prefetch": ("dialectic prefetch (12 observations)", ("p50_ms", "p95_ms"), ""),
+    "summary": ("get_context, summary + messages", ("p50_ms", "p99_ms"), ""),
+    "no_summary": ("get_context, 8,192 tokens of messages", ("p50_ms", "p99_ms"), ""),
+}
+
+
 def _context_rows(context: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """get_context at the default budget: per case and size, p50 / p99, and tokens returned."""
+    """The reads at each size: p50 and p95 or p99 (embedding included), and the growth."""
     sizes = context.get("sizes", {})
     rows: list[tuple[str, str, str]] = []
-    for case, label in (("search_query", "with search query"), ("summary", "summary + messages")):
+    for case, (label, keys, target) in READS.items():
         for n, figures in sizes.items():
             f = figures[case]
-            target = "p99 <= 15 ms" if case == "search_query" else ""
-            rows.append((
-                f"get_context {label}, {int(n):,} msgs + obs, p50 / p99",
-                f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f} ms", target,
-            ))  # fmt: skip
+            shown = " / ".join(k.removesuffix("_ms") for k in keys)
+            rows.append((f"{label}, {int(n):,} msgs + obs, {shown}", _ms(f, *keys), target))
         growth = context.get("p50_growth", {}).get(case, 0.0)
-        target = "<= 1.2x" if case == "search_query" else ""
-        rows.append((f"get_context {label}, p50 growth 1k -> 100k", f"{growth:.2f}x", target))
+        rows.append((f"{label}, p50 growth 1k -> 100k", f"{growth:.2f}x", ""))
     for n, figures in sizes.items():
         tokens = figures["search_query"]["tokens"]
         rows.append((f"tokens per context (budget 8192), {int(n):,} msgs", f"{tokens}", ""))
+    return rows
+
+
+def _storage_rows(stores: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The two embedded vector stores on the same points."""
+    n = int(stores.get("in_representation", 0))
+    rows = []
+    for key, label in (
+        ("pgvector", "pgvector (HNSW, iterative scan)"),
+        ("edge", "qdrant-edge, new points (scanned)"),
+        ("edge_optimized", "qdrant-edge after optimize()"),
+    ):
+        if key in stores:
+            rows.append((
+                f"vector search in one representation, {n:,} obs + {n:,} passages: {label}"
+                ", p50 / p95", _ms(stores[key], "p50_ms", "p95_ms"), "",
+            ))  # fmt: skip
     return rows
 
 
@@ -182,24 +210,23 @@ async def bench(
         # Memory figures first, on an idle machine: the write-path runs leave the deriver a
         # backlog that would compete for the cores.
         fresh: dict[str, float] = {}
-        search: dict[str, float] = {}
+        stores: dict[str, Any] = {}
         embed: dict[str, float] = {}
         context: dict[str, Any] = {}
-        prefetch: dict[str, float] = {}
         if memory:
             print("memory: freshness ...", flush=True)
             fresh = await freshness(http)
             print("memory: embedding throughput and query latency ...", flush=True)
             embed = await embedding()
-            print(f"memory: filtered vector search at {vectors} observations ...", flush=True)
-            search = await vector_search(vectors)
             print(
-                "memory: get_context at 1,000 and 100,000 messages and observations ...", flush=True
+                f"memory: the vector stores side by side at {vectors:,} + {vectors:,} ...",
+                flush=True,
             )
-            # On an optimised index, as the memory projection leaves it once writes pause.
-            context = await bench_context.run(optimize=True)
-            print("memory: dialectic prefetch (embed + search) ...", flush=True)
-            prefetch = await dialectic_bench.run()
+            stores = await compare_stores(vectors)
+            print(
+                "memory: the reads at 1,000 and 100,000 messages and observations ...", flush=True
+            )
+            context = await bench_context.run()
     url = gateway_url()
     runs: dict[str, dict[str, dict[str, float]]] = {}
     if memory and not stop(settings, "memory"):  # one process runs it all (MNEMO_COMPONENTS)
@@ -221,10 +248,8 @@ async def bench(
          f"{embed.get('sentences_per_s', 0.0):.0f} sent/s", ">= 300 sent/s"),
         ("embedding one search query p50", f"{embed.get('query_p50_ms', 0.0):.1f} ms", ""),
         ("embedding one search query p99", f"{embed.get('query_p99_ms', 0.0):.1f} ms", ""),
-        (f"filtered vector search p50, {vectors} obs", f"{search.get('p50_ms', 0.0):.1f} ms", ""),
-        (f"filtered vector search p95, {vectors} obs", f"{search.get('p95_ms', 0.0):.1f} ms", "< 20 ms"),
+        *_storage_rows(stores),
         *_context_rows(context),
-        ("dialectic prefetch (embed + search) p95", f"{prefetch.get('p95_ms', 0.0):.1f} ms", ""),
     ]  # fmt: skip
     if not memory:
         rows = rows[:3]
@@ -239,7 +264,7 @@ async def bench(
     result: dict[str, object] = {
         "clients": clients, "write_path": runs, "freshness": fresh,
         "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
-        "vector_search": search, "get_context": context, "dialectic_prefetch": prefetch,
+        "vector_stores": stores, "reads": context,
     }  # fmt: skip
     out = Path("bench-out")
     out.mkdir(exist_ok=True)

@@ -1,10 +1,14 @@
 """``mnemo up`` / ``down`` / ``status``: the embedded default stack on this machine.
 
 NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then Mnemo
-is started detached, as three processes: ``api`` (gateway and ingest, which takes the gateway's
-commands directly), ``projector`` (the entity and message tables) and ``memory`` (the memory
-projection with the embedded vector index, deriver, summarizer, dreamer, context, dialectic).
-The write path thus spreads over the cores, and forming memories runs at idle CPU priority.
+is started detached, as four processes: ``api`` (gateway and ingest, which takes the gateway's
+commands directly), ``projector`` (the entity and message tables), ``read`` (context with the
+retrieval engine, and dialectic) and ``memory`` (the memory and passage projections, deriver,
+summarizer, dreamer). The write path spreads over the cores, reads answer at normal priority,
+and forming memories (deriving, embedding, dreaming) runs at idle CPU priority. Vectors live in
+Postgres (pgvector), so the read process searches what the memory process writes; with the
+embedded Qdrant shard instead (``MNEMO_MEMORY_VECTORS=edge``, one owner), the reads run inside
+the memory process.
 With MNEMO_COMPONENTS set, one process runs exactly those components (``mnemo serve``'s
 all-in-one mode when it names them all). Every PID lives under ``$MNEMO_STATE_DIR/run``, every
 log under ``$MNEMO_STATE_DIR/logs``.
@@ -21,8 +25,16 @@ from pathlib import Path
 
 import httpx
 
+from mnemo_runtime.memory.wiring import MemorySettings
 from mnemo_runtime.settings import InfraSettings
-from mnemo_runtime.stack import LocalNats, LocalPostgres, read_pid, stop_pid
+from mnemo_runtime.stack import (
+    STACK_FILE,
+    LocalNats,
+    LocalPostgres,
+    read_pid,
+    record_stack,
+    stop_pid,
+)
 
 
 def _port(name: str, default: int) -> int:
@@ -32,7 +44,21 @@ def _port(name: str, default: int) -> int:
 # Process name -> the environment that picks its components.
 SPLIT: dict[str, dict[str, str]] = {
     "api": {"MNEMO_COMPONENTS": "gateway,ingest"},
-    "projector": {"MNEMO_COMPONENTS": "projector", "MNEMO_PROJECTOR_MEMORY": "false"},
+    "projector": {
+        "MNEMO_COMPONENTS": "projector",
+        "MNEMO_PROJECTOR_MEMORY": "false",
+        "MNEMO_PROJECTOR_PASSAGES": "false",
+    },
+    "read": {"MNEMO_COMPONENTS": "context,dialectic"},
+    "memory": {
+        "MNEMO_COMPONENTS": "projector,deriver,summarizer,dreamer",
+        "MNEMO_PROJECTOR_ENTITIES": "false",
+    },
+}
+# With a vector index that only its owner may open, the reads join the process that writes it.
+SINGLE_OWNER: dict[str, dict[str, str]] = {
+    "api": SPLIT["api"],
+    "projector": SPLIT["projector"],
     "memory": {
         "MNEMO_COMPONENTS": "projector,deriver,summarizer,dreamer,context,dialectic",
         "MNEMO_PROJECTOR_ENTITIES": "false",
@@ -78,7 +104,8 @@ def _priority(name: str) -> Callable[[], None] | None:
 def _layout(memory: bool) -> dict[str, dict[str, str]]:
     if os.environ.get("MNEMO_COMPONENTS"):
         return {"mnemo": {}}
-    return SPLIT if memory else {k: v for k, v in SPLIT.items() if k != "memory"}
+    layout = SPLIT if MemorySettings().shared else SINGLE_OWNER
+    return layout if memory else {k: v for k, v in layout.items() if k != "memory"}
 
 
 def _paths(state: Path) -> tuple[LocalNats, LocalPostgres, Path]:
@@ -121,7 +148,10 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     print(f"Postgres  {env['DATABASE_URL']}")
     url = gateway_url()
     env.setdefault("MNEMO_GATEWAY_PORT", str(_port("MNEMO_GATEWAY_PORT", 8000)))
-    run.mkdir(parents=True, exist_ok=True)
+    # Tools started later (``mnemo bench``) find the stack here without being told.
+    record_stack(
+        run, {"nats_url": env["NATS_URL"], "database_url": env["DATABASE_URL"], "gateway_url": url}
+    )
     logs = settings.state_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     starting: dict[Path, tuple[Path, int]] = {}
@@ -205,6 +235,7 @@ def down(settings: InfraSettings) -> None:
     for name, pidfile in pidfiles(run).items():
         if stop_pid(pidfile):
             print(f"{name:9} stopped")
+    (run / STACK_FILE).unlink(missing_ok=True)
     for name, stopped in (("nats", nats.stop()), ("postgres", pg.stop())):
         print(f"{name:9} {'stopped' if stopped else 'not running'}")
 

@@ -14,6 +14,7 @@ import uvicorn
 from faststream.nats import NatsBroker
 
 from mnemo_cli.migrations import migrate_all
+from mnemo_context.app import build_service as build_context
 from mnemo_context.app import run as run_context
 from mnemo_deriver.app import run as run_deriver
 from mnemo_deriver.settings import DeriverSettings
@@ -25,7 +26,7 @@ from mnemo_ingest.app import build_app_with_local as build_ingest
 from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
-from mnemo_projector.app import build_memory
+from mnemo_projector.app import build_memory, build_passages
 from mnemo_projector.runner import Projector
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import open_infra
@@ -73,14 +74,13 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     server: uvicorn.Server | None = None
     ps = ProjectorSettings()
     memory_settings = MemorySettings()
-    # The embedded vector index has a single owner: only a process with a component that reads
-    # or writes it opens it.
+    # Only a process with a component that embeds or searches opens the memory adapters (an
+    # embedded Qdrant shard, when chosen over pgvector, has a single owner).
     needs_memory = bool(
-        {"context", "dialectic", "dreamer"} & set(components)
-        or ("projector" in components and ps.memory)
+        "context" in components or ("projector" in components and (ps.memory or ps.passages))
     )
     memory = (
-        await open_memory(memory_settings, infra_settings.state_dir.resolve())
+        await open_memory(memory_settings, infra_settings.state_dir.resolve(), infra.pool)
         if needs_memory
         else None
     )
@@ -101,20 +101,27 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             await memory_projector.setup()
             projections[memory_projector.projection.name] = memory_projector
             tasks.append(asyncio.create_task(memory_projector.run(stop)))
+        if "projector" in components and ps.passages and memory is not None:
+            passages = build_passages(ps, infra.nc, infra.js, infra.pool, memory)
+            await passages.setup()
+            tasks.append(asyncio.create_task(passages.run(stop)))
         if "deriver" in components:
             tasks.append(
                 asyncio.create_task(run_deriver(DeriverSettings(), infra.js, infra.pool, stop))
             )
-        for name, runner in (
-            ("summarizer", run_summarizer),
-            ("dreamer", run_dreamer),
-            ("context", run_context),
-            ("dialectic", run_dialectic),
-        ):
-            if name in components:
-                tasks.append(
-                    asyncio.create_task(runner(infra.nc, infra.js, infra.pool, memory, stop))
-                )
+        args = (infra.nc, infra.js, infra.pool, memory, stop)
+        if "summarizer" in components:
+            tasks.append(asyncio.create_task(run_summarizer(*args)))
+        # With the context service here, the dialectic and the dreamer call its retrieval
+        # engine directly; otherwise they ask it over NATS.
+        context = await build_context(infra.pool, memory) if "context" in components else None
+        local = context.retrieve if context is not None else None
+        if context is not None:
+            tasks.append(asyncio.create_task(run_context(*args, service=context)))
+        if "dreamer" in components:
+            tasks.append(asyncio.create_task(run_dreamer(*args, retrieve=local)))
+        if "dialectic" in components:
+            tasks.append(asyncio.create_task(run_dialectic(*args, retrieve=local)))
         local_ingest = None
         if "ingest" in components:
             broker = build_ingest_broker(nats_url)

@@ -17,7 +17,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+from psycopg import AsyncConnection
 from yoyo import read_migrations
 from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo.connections import parse_uri
@@ -28,8 +30,18 @@ log = get_logger("mnemo.migrations")
 
 MIGRATION_TABLE = "_yoyo_migration"
 # The one key every migrating process locks; hashed from a name rather than a bare number.
-_LOCK = "SELECT pg_advisory_lock(hashtextextended('mnemo.schema-migrations', 0))"
-_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('mnemo.schema-migrations', 0))"
+_KEY = "hashtextextended('mnemo.schema-migrations', 0)"
+_LOCK = f"SELECT pg_advisory_lock({_KEY})"
+_UNLOCK = f"SELECT pg_advisory_unlock({_KEY})"
+
+
+async def schema_lock(conn: AsyncConnection[Any]) -> None:
+    """Inside the caller's transaction: the one lock of every schema change.
+
+    For the few tables whose shape is known only at run time (a vector column takes the
+    embedding model's dimension), so they are created under the lock the migrations take.
+    """
+    await conn.execute(f"SELECT pg_advisory_xact_lock({_KEY})")
 
 
 def package_migrations(package: str) -> Path:

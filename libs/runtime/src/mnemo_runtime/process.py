@@ -75,18 +75,19 @@ StageRun = Callable[
 ]
 
 
-def main_stage(name: str, run: StageRun) -> None:
+def main_stage(name: str, run: StageRun, *, memory_adapters: bool = True) -> None:
     """Entry point of a stage that reads memory: ``run(nc, js, pool, memory, stop)``.
 
-    The embedded vector index belongs to the process that writes it, so a stage running alone
-    gets the memory adapters only from a shared Qdrant server (QDRANT_URL), else None.
+    The memory adapters are opened when the vector index can be shared (pgvector, the default,
+    or a Qdrant server): an embedded Qdrant shard belongs to the process that writes it, so a
+    stage running alone then gets None. ``memory_adapters=False``: the stage needs none.
     """
 
     async def body(infra: Infra, stop: asyncio.Event) -> None:
         settings = MemorySettings()
         memory = None
-        if settings.qdrant_url is not None:
-            memory = await open_memory(settings, InfraSettings().state_dir.resolve())
+        if memory_adapters and settings.shared:
+            memory = await open_memory(settings, InfraSettings().state_dir.resolve(), infra.pool)
         try:
             await run(infra.nc, infra.js, infra.pool, memory, stop)
         finally:

@@ -7,6 +7,7 @@ Postgres refuses to run as root, so as root it runs as a dedicated system user.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -245,3 +246,23 @@ class LocalPostgres:
     def stop(self) -> bool:
         """Fast shutdown (SIGINT) of the postmaster started from this folder."""
         return stop_pid(self.pidfile, signal.SIGINT)
+
+
+STACK_FILE = "stack.json"
+
+
+def record_stack(run: Path, urls: dict[str, str]) -> None:
+    """Write where the local stack's servers listen, for tools run later (``mnemo bench``)."""
+    run.mkdir(parents=True, exist_ok=True)
+    tmp = run / f"{STACK_FILE}.tmp"
+    tmp.write_text(json.dumps(urls, indent=2))
+    tmp.replace(run / STACK_FILE)
+
+
+def recorded_stack(state_dir: Path) -> dict[str, str]:
+    """What ``record_stack`` wrote under ``state_dir`` (``mnemo up``'s), or {} without a stack."""
+    try:
+        raw = json.loads((state_dir.resolve() / "run" / STACK_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}

@@ -86,3 +86,8 @@ class TokenCounter:
                 n = known[word] = len(model.tokenize(word))
                 total += n
         return total
+
+
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """The character span of each token of ``text`` (no special tokens), in order."""
+    return list(_tokenizer().encode(text, add_special_tokens=False).offsets)

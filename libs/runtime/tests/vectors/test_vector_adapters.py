@@ -12,6 +12,7 @@ from mnemo_runtime.vectors import (
     EdgeVectorIndex,
     InMemoryVectorIndex,
     ObservationPayload,
+    PgVectorIndex,
     QdrantServerVectorIndex,
     Scope,
     VectorIndexError,
@@ -61,12 +62,17 @@ async def test_the_embedded_store_has_one_owner_at_a_time(tmp_path: Path) -> Non
 
 
 async def test_build_vector_index_picks_the_server_only_with_a_url(tmp_path: Path) -> None:
-    embedded = build_vector_index(None, tmp_path)
+    embedded = build_vector_index(None, tmp_path, store="edge")
     assert isinstance(embedded, EdgeVectorIndex)
     await embedded.close()
     server = build_vector_index("http://localhost:6333", tmp_path, collection="obs")
     assert isinstance(server, QdrantServerVectorIndex)
     await server.close()
+    # pgvector, the default, lives in the process's Postgres: without a pool there is none.
+    with pytest.raises(ValueError, match="pool"):
+        build_vector_index(None, tmp_path)
+    with pytest.raises(ValueError, match="unknown vector store"):
+        build_vector_index(None, tmp_path, store="faiss")
 
 
 async def test_bench_reports_latency_figures() -> None:
@@ -74,3 +80,23 @@ async def test_bench_reports_latency_figures() -> None:
     assert result["n"] == 600
     assert result["p95_ms"] >= result["p50_ms"] >= 0.0
     assert result["load_s"] >= 0.0
+
+
+@pytest.mark.integration
+async def test_pgvector_points_commit_and_roll_back_with_the_callers_transaction(pg_pool) -> None:
+    index = PgVectorIndex(pg_pool, f"tx_{uuid.uuid4().hex[:12]}")
+    await index.ensure(4, "m")
+
+    class RolledBack(Exception):
+        pass
+
+    with pytest.raises(RolledBack):
+        async with pg_pool.connection() as conn, conn.transaction():
+            await index.upsert([_point("lost", 1.0)], conn=conn)
+            raise RolledBack
+    assert await index.count(SCOPE) == 0
+
+    async with pg_pool.connection() as conn, conn.transaction():
+        await index.upsert([_point("kept", 1.0), _point("gone", 0.0, 1.0)], conn=conn)
+        await index.delete(["gone"], conn=conn)
+    assert [h.id for h in await index.search(np.array([1.0, 0, 0, 0]), SCOPE)] == ["kept"]

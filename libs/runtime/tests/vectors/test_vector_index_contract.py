@@ -1,11 +1,14 @@
-"""The VectorIndex contract, run against the fake, the embedded shard and the server adapter.
+"""The VectorIndex contract, run against the fake, pgvector, the embedded shard and the server
+adapter.
 
 The server adapter runs on qdrant-client's local mode, which stands in for a Qdrant server here:
-in memory, and on a directory for the reopen tests.
+in memory, and on a directory for the reopen tests. pgvector runs on a real Postgres (a table of
+each test's own), so its cases count as integration tests.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +26,7 @@ from mnemo_runtime.vectors import (
     MissingScopeError,
     ModelMismatchError,
     ObservationPayload,
+    PgVectorIndex,
     QdrantServerVectorIndex,
     Scope,
     SearchFilters,
@@ -45,9 +49,13 @@ class Backend:
     persistent: bool
 
 
-def _backend(name: str, root: Path) -> Backend:
+def _backend(name: str, root: Path, request: pytest.FixtureRequest) -> Backend:
     if name == "fake":
         return Backend(name, InMemoryVectorIndex, persistent=False)
+    if name == "pgvector":
+        pool = request.getfixturevalue("pg_pool")
+        table = f"contract_{uuid.uuid4().hex[:12]}"
+        return Backend(name, lambda: PgVectorIndex(pool, table), persistent=True)
     if name == "edge":
         return Backend(name, lambda: EdgeVectorIndex(root / "edge"), persistent=True)
     if name == "server-memory":
@@ -65,9 +73,17 @@ def _backend(name: str, root: Path) -> Backend:
     raise ValueError(name)
 
 
-@pytest.fixture(params=["fake", "edge", "server-memory", "server-path"])
+@pytest.fixture(
+    params=[
+        "fake",
+        pytest.param("pgvector", marks=pytest.mark.integration),
+        "edge",
+        "server-memory",
+        "server-path",
+    ]
+)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return _backend(request.param, tmp_path)
+    return _backend(request.param, tmp_path, request)
 
 
 @pytest.fixture

@@ -96,7 +96,8 @@ class ObservationSearchQuery(_Query):
 
 class ObservationHit(BaseModel):
     id: str
-    distance: float
+    # Cosine distance to the query, when the vectors were compared (not for a hit by words only).
+    distance: float | None = None
 
 
 class ObservationSearchReply(BaseModel):

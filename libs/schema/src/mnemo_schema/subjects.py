@@ -73,6 +73,7 @@ DERIVER_DURABLE: Final = "deriver"
 DEAD_LETTER_STREAM: Final = "MNEMO_DEAD_LETTERS"
 DEAD_LETTER_SUBJECTS: Final = "mnemo.dlq.>"
 MEMORY_PROJECTION_APPLIED: Final = "mnemo.projector.memory.applied"
+PASSAGES_APPLIED: Final = "mnemo.projector.passages.applied"
 
 
 def dead_letter_subject(stage: str) -> str:

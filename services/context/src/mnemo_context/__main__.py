@@ -1,4 +1,4 @@
-"""python -m mnemo_context: the context service alone (semantic slices need QDRANT_URL)."""
+"""python -m mnemo_context: the context service and its retrieval engine alone."""
 
 from __future__ import annotations
 

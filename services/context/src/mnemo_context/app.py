@@ -9,8 +9,12 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.adapters.postgres import PostgresReads
+from mnemo_context.adapters.rerank import HttpReranker
+from mnemo_context.engine import RetrievalEngine
 from mnemo_context.handlers import ContextService
+from mnemo_context.settings import ContextSettings
 from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -22,6 +26,7 @@ from mnemo_schema.context_queries import (
     RepresentationQuery,
     SearchQuery,
 )
+from mnemo_schema.retrieval import RetrievalQuery
 
 QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
@@ -30,9 +35,32 @@ log = get_logger("mnemo.context")
 MIGRATIONS = package_migrations("mnemo_context")
 
 
-async def build_service(pool: AsyncConnectionPool, memory: MemoryAdapters | None) -> ContextService:
+def build_engine(
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None,
+    settings: ContextSettings | None = None,
+) -> RetrievalEngine:
+    """The retrieval engine over Postgres and, when given, the embedder and vector index; with
+    a reranking server configured, reranked by it."""
+    settings = settings or ContextSettings()
+    reranker = (
+        HttpReranker(
+            settings.rerank_url, api_key=settings.rerank_api_key,
+            timeout_s=settings.rerank_timeout_s,
+        )
+        if settings.rerank_url
+        else None
+    )  # fmt: skip
+    return RetrievalEngine(PostgresEvidence(pool), memory, reranker=reranker)
+
+
+async def build_service(
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters | None,
+    engine: RetrievalEngine | None = None,
+) -> ContextService:
     """The handlers over Postgres (the indexes they rely on come from the migrations)."""
-    return ContextService(PostgresReads(pool), memory)
+    return ContextService(PostgresReads(pool), engine or build_engine(pool, memory))
 
 
 async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
@@ -53,6 +81,10 @@ async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
             nc, subjects.query_filter(ObservationSearchQuery.KIND), ObservationSearchQuery,
             service.observation_search, QUEUE_GROUP,
         ),
+        await rpc.serve(
+            nc, subjects.query_filter(RetrievalQuery.KIND), RetrievalQuery, service.retrieve,
+            QUEUE_GROUP,
+        ),
     ]  # fmt: skip
 
 
@@ -62,9 +94,10 @@ async def run(
     pool: AsyncConnectionPool,
     memory: MemoryAdapters | None,
     stop: asyncio.Event,
+    service: ContextService | None = None,
 ) -> None:
-    """Run the context until ``stop``."""
-    service = await build_service(pool, memory)
+    """Run the context until ``stop`` (``service``: one built already, to share in-process)."""
+    service = service or await build_service(pool, memory)
     subs = await serve(nc, service)
     log.info("context.serving", semantic=memory is not None)
     try:

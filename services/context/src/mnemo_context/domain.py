@@ -1,4 +1,4 @@
-"""Packing a context to a token budget, rendering a representation, fusing rankings. No I/O.
+"""Packing a context to a token budget and rendering a representation. No I/O.
 
 Packing (spec §7): B' = B - tok(R) - tok(P); tok(S) <= 0.4 B'; tok(M) <= B' - tok(S).
 """
@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 SUMMARY_SHARE = 0.4
-RRF_K = 60
 LEVEL_HEADINGS = (
     ("explicit", "Explicit observations"),
     ("deductive", "Deductive observations"),
@@ -103,6 +102,34 @@ def representation_tokens(
     return known + len(observations) + sum(count(parts))
 
 
+def slice_within(
+    observations: Sequence[Observation],
+    budget: int,
+    count: Callable[[Sequence[str]], list[int]],
+) -> list[Observation]:
+    """The longest head of ``observations`` (best first) whose rendering fits ``budget``."""
+    counted = [o.tokens for o in observations]
+    missing = [i for i, n in enumerate(counted) if n is None]
+    if missing:
+        for i, n in zip(missing, count([observations[i].content for i in missing]), strict=True):
+            counted[i] = n
+    headings = dict(
+        zip(
+            (lv for lv, _ in LEVEL_HEADINGS),
+            count([f"## {h}" for _, h in LEVEL_HEADINGS]),
+            strict=True,
+        )
+    )
+    used, levels = 0, set()
+    for i, (obs, tokens) in enumerate(zip(observations, counted, strict=True)):
+        cost = (tokens or 0) + 1 + (headings.get(obs.level, 0) if obs.level not in levels else 0)
+        if used + cost > budget:
+            return list(observations[:i])
+        used += cost
+        levels.add(obs.level)
+    return list(observations)
+
+
 def render_representation(observations: Iterable[Observation]) -> str:
     """Markdown grouped by level, one bullet per observation, in the given order."""
     by_level: dict[str, list[str]] = {}
@@ -128,13 +155,3 @@ def merge_unique(*rankings: Iterable[str]) -> list[str]:
         for item in ranking:
             seen.setdefault(item, None)
     return list(seen)
-
-
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
-    """Ids ordered by the sum of 1 / (k + rank) over the rankings (rank from 1), ties by first seen."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
-    order = {item: i for i, item in enumerate(merge_unique(*rankings))}
-    return sorted(scores, key=lambda item: (-scores[item], order[item]))

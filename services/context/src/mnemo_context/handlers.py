@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from mnemo_context.domain import (
@@ -11,15 +11,14 @@ from mnemo_context.domain import (
     choose_summary,
     fit_fixed,
     merge_unique,
-    reciprocal_rank_fusion,
     render_card,
     render_representation,
     representation_tokens,
+    slice_within,
 )
+from mnemo_context.engine import RetrievalEngine
 from mnemo_context.ports import Reads, WindowPage
-from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.tokens import TokenCounter
-from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
 from mnemo_schema.context_queries import (
     ContextMessage,
     ContextQuery,
@@ -34,6 +33,7 @@ from mnemo_schema.context_queries import (
     SearchReply,
 )
 from mnemo_schema.errors import Refusal
+from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply
 
 T = TypeVar("T")
 
@@ -41,60 +41,47 @@ T = TypeVar("T")
 MIN_MESSAGE_TOKENS = 8
 FIRST_PAGE = 32
 MAX_PAGE = 4096
-# Self-representations a workspace-wide search looks in; beyond this, full-text alone ranks.
-SEARCH_PEERS = 32
-# Candidates per ranking before fusion: enough that a hit ranked low by one list can surface.
-DEPTH = 3
 
 
 class ContextService:
     def __init__(
-        self, reads: Reads, memory: MemoryAdapters | None, counter: TokenCounter | None = None
+        self,
+        reads: Reads,
+        engine: RetrievalEngine | None,
+        counter: TokenCounter | None = None,
     ) -> None:
         self._reads = reads
-        self._memory = memory
+        self._engine = engine
         self._counter = counter or TokenCounter()
 
-    async def _vector_ids(
-        self,
-        scopes: Sequence[Scope],
-        query: str,
-        limit: int,
-        session_id: str | None = None,
-        max_distance: float | None = None,
-    ) -> list[str] | None:
-        """Observation ids nearest ``query`` in ``scopes``, best first; None without an index."""
-        if self._memory is None or not scopes:
-            return None
-        vector = await self._memory.embedder.embed_query(query)
-        filters = SearchFilters.of(session_id=session_id)
-        searches = [
-            self._memory.index.search(
-                vector, scope, limit=limit, filters=filters, max_distance=max_distance
-            )
-            for scope in scopes
-        ]
-        # One scope (a slice) is awaited directly: a task per search costs a loop turn.
-        found = [await searches[0]] if len(searches) == 1 else await asyncio.gather(*searches)
-        hits: list[VectorHit] = sorted((h for hs in found for h in hs), key=lambda h: h.distance)
-        return [h.id for h in hits][:limit]
+    def _ranker(self) -> RetrievalEngine:
+        if self._engine is None:
+            raise Refusal(503, "search needs the retrieval engine, which is not configured")
+        return self._engine
+
+    async def retrieve(self, ws: str, q: RetrievalQuery) -> RetrievalReply:
+        """The engine's ranked messages and observations."""
+        return await self._ranker().retrieve(ws, q)
 
     async def observations(
         self, ws: str, observer: str, observed: str, want: RepresentationSlice
     ) -> list[Observation]:
-        """The slice: nearest to the search query if any, else newest (and most frequent)."""
+        """The slice: the engine's best for the search query if any, else newest (and most
+        frequent)."""
         r, limit = self._reads, want.max_conclusions
         if want.search_query is not None:
-            top_k = want.search_top_k or limit
-            ids = await self._vector_ids(
-                [Scope(ws, observer, observed)], want.search_query, top_k,
-                want.session_id, want.search_max_distance,
+            found = await self._ranker().retrieve(
+                ws,
+                RetrievalQuery(
+                    query=want.search_query, observer=observer, observed=observed,
+                    session_id=want.session_id, messages=0,
+                    observations=want.search_top_k or limit,
+                    max_distance=want.search_max_distance,
+                ),
             )  # fmt: skip
-            if ids is not None:
-                return await r.observations_by_id(ws, observer, observed, ids)
-            return await r.text_observations(
-                ws, observer, observed, want.search_query, want.session_id, top_k
-            )
+            return [
+                Observation(o.id, o.level, o.content, o.token_count) for o in found.observations
+            ]
         newest = await r.newest_observations(ws, observer, observed, want.session_id, limit)
         if not want.include_most_frequent:
             return newest
@@ -133,6 +120,7 @@ class ContextService:
             )
             card_read = _started(self._reads.card(ws, q.observer, q.peer_target))
         try:
+            obs: list[Observation] = []
             if q.observer is not None and q.peer_target is not None and card_read is not None:
                 want = q.slice
                 if q.limit_to_session:
@@ -141,10 +129,15 @@ class ContextService:
                 obs, card = await asyncio.gather(
                     self.observations(ws, q.observer, q.peer_target, want), card_read
                 )
+            card_tokens = self._counter.count(render_card(card)) if card else None
+            if q.observer is not None and q.peer_target is not None:
+                # A slice larger than the budget is cut to its best part that fits beside the
+                # card, rather than left out whole.
+                room = q.tokens - (card_tokens or 0) if (card_tokens or 0) <= q.tokens else q.tokens
+                obs = slice_within(obs, room, self._counter.count_many)
                 rep_text = render_representation(obs) or None
                 if rep_text is not None:
                     rep_tokens = representation_tokens(obs, self._counter.count_many)
-            card_tokens = self._counter.count(render_card(card)) if card else None
             fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
         except BaseException:
             for read in (summaries_read, early, card_read):
@@ -198,39 +191,29 @@ class ContextService:
         return taken
 
     async def search(self, ws: str, q: SearchQuery) -> SearchReply:
-        """Full-text and observation-vector rankings of messages, fused by reciprocal rank."""
-        depth = q.limit * DEPTH
-        text = await self._reads.text_messages(ws, q.query, q.session_id, q.peer_id, depth)
-        rankings = [[m.id for m in text]]
-        found = {m.id: m for m in text}
-        if self._memory is not None:
-            peers = (
-                [q.peer_id]
-                if q.peer_id is not None
-                else await self._reads.search_peers(ws, q.session_id, SEARCH_PEERS)
-            )
-            scopes = [Scope(ws, p, p) for p in peers]
-            ids = await self._vector_ids(scopes, q.query, depth, q.session_id)
-            cited = await self._reads.source_messages(ws, ids or [], q.session_id, q.peer_id)
-            rankings.append(merge_unique(m.id for m in cited))
-            found.update((m.id, m) for m in cited)
-        ranked = reciprocal_rank_fusion(rankings)[: q.limit]
-        return SearchReply(messages=[found[i] for i in ranked])
+        """Messages of the workspace (or a session, or a peer) ranked by the engine."""
+        found = await self._ranker().retrieve(
+            ws,
+            RetrievalQuery(
+                query=q.query, session_id=q.session_id, peer_id=q.peer_id, messages=q.limit
+            ),
+        )
+        return SearchReply(messages=[m.message for m in found.messages])
 
     async def observation_search(
         self, ws: str, q: ObservationSearchQuery
     ) -> ObservationSearchReply:
-        """The nearest observations of one representation, as ids and cosine distances."""
-        if self._memory is None:
-            raise Refusal(503, "semantic search needs the vector index (set QDRANT_URL)")
-        vector = await self._memory.embedder.embed_query(q.query)
-        hits = await self._memory.index.search(
-            vector, Scope(ws, q.observer, q.observed), limit=q.top_k,
-            filters=SearchFilters.of(levels=q.levels, session_id=q.session_id),
-            max_distance=q.max_distance,
+        """The best observations of one representation for the query, by the engine."""
+        found = await self._ranker().retrieve(
+            ws,
+            RetrievalQuery(
+                query=q.query, observer=q.observer, observed=q.observed, levels=q.levels,
+                session_id=q.session_id, messages=0, observations=q.top_k,
+                max_distance=q.max_distance,
+            ),
         )  # fmt: skip
         return ObservationSearchReply(
-            hits=[ObservationHit(id=h.id, distance=h.distance) for h in hits]
+            hits=[ObservationHit(id=o.id, distance=o.distance) for o in found.observations]
         )
 
 

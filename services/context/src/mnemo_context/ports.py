@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from mnemo_context.domain import Observation
+from mnemo_runtime.vectors.ports import Scope, VectorLike
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
+from mnemo_schema.observations import Level
 
 
 @dataclass(frozen=True)
@@ -76,30 +79,132 @@ class Reads(Protocol):
         """Live observations of the representation, most often derived first."""
         ...
 
-    async def observations_by_id(
-        self, ws: str, observer: str, observed: str, ids: Sequence[str]
-    ) -> list[Observation]:
-        """The live ones among ``ids`` inside the representation, in the order of ``ids``."""
+
+@dataclass(frozen=True, slots=True)
+class PassageHit:
+    """A passage of a message that matched a query, with the score of the list that found it."""
+
+    message_id: str
+    passage: int
+    score: float
+    peer_id: str
+    created_at: datetime
+    start: int
+    end: int
+    parts: int = 1
+    """How many passages its message has."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationRow:
+    """A live observation and the messages it rests on (its premises' ones included)."""
+
+    id: str
+    level: Level
+    content: str
+    observer: str
+    observed: str
+    session_id: str | None
+    created_at: datetime
+    observed_at: datetime | None
+    premise_ids: tuple[str, ...]
+    source_message_ids: tuple[str, ...]
+    times_derived: int
+    token_count: int | None
+
+    @property
+    def at(self) -> datetime:
+        """When the fact was stated, as well as it is known."""
+        return self.observed_at or self.created_at
+
+
+class EvidenceReads(Protocol):
+    """What the retrieval engine reads: ranked candidates from each index, then their rows."""
+
+    async def peer_names(self, ws: str) -> dict[str, list[str]]:
+        """Every peer of the workspace, with the names (besides its id) it goes by."""
         ...
 
-    async def text_observations(
-        self, ws: str, observer: str, observed: str, query: str, session_id: str | None, limit: int
-    ) -> list[Observation]:
-        """Full-text matches inside the representation, best first."""
+    async def lexical_passages(
+        self,
+        ws: str,
+        query: str,
+        *,
+        senders: Sequence[str] | None,
+        observer: str | None,
+        session_id: str | None,
+        limit: int,
+    ) -> list[PassageHit]:
+        """Passages by BM25, best first: of ``senders`` (any when None), visible to ``observer``."""
         ...
 
-    async def text_messages(
-        self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
-    ) -> list[ContextMessage]:
-        """Full-text matches among the workspace's messages, best first."""
+    async def dense_passages(
+        self,
+        ws: str,
+        vector: VectorLike,
+        model: str,
+        *,
+        sender: str | None,
+        observer: str | None,
+        session_id: str | None,
+        limit: int,
+    ) -> list[PassageHit]:
+        """Passages nearest ``vector`` among those embedded by ``model``, best first."""
         ...
 
-    async def source_messages(
-        self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
-    ) -> list[ContextMessage]:
-        """Messages the observations cite, in the order of ``observation_ids``."""
+    async def lexical_observations(
+        self,
+        ws: str,
+        query: str,
+        scopes: Sequence[Scope],
+        *,
+        levels: Sequence[str] | None,
+        session_id: str | None,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """Live observations of ``scopes`` by BM25, best first, as (id, score)."""
         ...
 
-    async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
-        """Peers whose self-representations a search looks in: session members, or any."""
+    async def observation_rows(
+        self,
+        ws: str,
+        ids: Sequence[str],
+        scopes: Sequence[Scope],
+        *,
+        levels: Sequence[str] | None,
+        session_id: str | None,
+    ) -> list[ObservationRow]:
+        """The live ones among ``ids`` inside ``scopes`` (any order)."""
+        ...
+
+    async def citing_observations(
+        self,
+        ws: str,
+        message_ids: Sequence[str],
+        scopes: Sequence[Scope],
+        *,
+        levels: Sequence[str] | None,
+        session_id: str | None,
+    ) -> list[tuple[str, ObservationRow]]:
+        """(message id, observation) for each live observation of ``scopes`` citing one of them."""
+        ...
+
+    async def message_rows(
+        self,
+        ws: str,
+        ids: Sequence[str],
+        *,
+        representation: tuple[str, str] | None,
+        session_id: str | None,
+        peer_id: str | None,
+    ) -> list[tuple[ContextMessage, ContextMessage | None]]:
+        """Each visible message among ``ids`` with the preceding turn of another speaker."""
+        ...
+
+
+class Reranker(Protocol):
+    """Scores candidates against a query, higher is better; a deployment may configure one."""
+
+    async def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, in order."""
         ...

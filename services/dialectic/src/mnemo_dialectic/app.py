@@ -18,6 +18,7 @@ from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import local_model
+from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
 from mnemo_schema import subjects
 from mnemo_schema.dialectic_queries import REASONING_LEVELS, ChatQuery
 
@@ -38,12 +39,14 @@ async def run(
     nc: NATS,
     js: JetStreamContext,  # noqa: ARG001  (the shape every query service is started with)
     pool: AsyncConnectionPool,
-    memory: MemoryAdapters | None,
+    memory: MemoryAdapters | None,  # noqa: ARG001 - searches go to the retrieval engine
     stop: asyncio.Event,
+    retrieve: LocalRetrieve | None = None,
 ) -> None:
-    """Run the dialectic until ``stop``."""
+    """Run the dialectic until ``stop``; ``retrieve``: the engine, when it runs in this process."""
     settings = DialecticSettings()
-    agent = DialecticAgent(build_models(), PgScopeReader(pool, memory), settings)
+    reader = PgScopeReader(pool, RetrievalClient(nc, retrieve))
+    agent = DialecticAgent(build_models(), reader, settings)
     handlers = ChatHandlers(agent)
     sub = await rpc.serve(
         nc, subjects.query_filter("chat"), ChatQuery, handlers.answer, settings.queue_group,

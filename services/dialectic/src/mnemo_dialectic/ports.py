@@ -30,6 +30,12 @@ class ScopeReader(Protocol):
         """Live observations nearest in meaning to ``text``, best first."""
         ...
 
+    async def search_messages(
+        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+    ) -> list[Msg]:
+        """Visible messages best matching ``text`` by words and meaning, best first."""
+        ...
+
     async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
         """Live observations by id (aliases resolved); unknown or foreign ids are skipped."""
         ...

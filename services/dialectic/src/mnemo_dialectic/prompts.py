@@ -17,6 +17,7 @@ When to search
 - Answer straight away when the given observations settle the question directly.
 - search_observations with other wordings when nothing fits, or when the question is about a
   value that can change (job, home, partner, plans, preferences, counts).
+- search_messages for details the observations may have left out, in the peer's own words.
 - grep_messages for exact names, numbers, titles, and for update language: "now", "anymore",
   "no longer", "moved", "switched", "changed", "started", "quit", "used to".
 - messages_in_range for questions about a time ("last May", "in 2023", "recently").

@@ -30,6 +30,13 @@ class SearchObservations(_Input):
     levels: list[Literal["explicit", "deductive", "inductive", "contradiction"]] | None = None
 
 
+class SearchMessages(_Input):
+    """Search this peer's messages by words and meaning; finds details no observation kept."""
+
+    query: str = Field(min_length=1)
+    top_k: int = Field(default=8, ge=1, le=30)
+
+
 class GrepMessages(_Input):
     """Find messages containing an exact phrase (case-insensitive): names, numbers, update words."""
 
@@ -66,6 +73,7 @@ class Answer(BaseModel):
 
 INPUTS: dict[str, type[BaseModel]] = {
     "search_observations": SearchObservations,
+    "search_messages": SearchMessages,
     "grep_messages": GrepMessages,
     "messages_in_range": MessagesInRange,
     "messages_around": MessagesAround,
@@ -125,6 +133,11 @@ class Toolbox:
                 session_id=self._session,
             )  # fmt: skip
             return self._shown(obs=obs)
+        if isinstance(args, SearchMessages):
+            msgs = await self._reader.search_messages(
+                self._scope, args.query, limit=args.top_k, session_id=self._session
+            )
+            return self._shown(msgs=msgs)
         if isinstance(args, GrepMessages):
             msgs = await self._reader.grep(
                 self._scope, args.text, limit=self._limit, session_id=self._session

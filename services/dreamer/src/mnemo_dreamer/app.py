@@ -20,6 +20,7 @@ from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
 
 MIGRATIONS = package_migrations("mnemo_dreamer")
 
@@ -38,16 +39,16 @@ async def run(
     nc: NATS,
     js: JetStreamContext,
     pool: AsyncConnectionPool,
-    memory: MemoryAdapters | None,
+    memory: MemoryAdapters | None,  # noqa: ARG001 - similarity goes to the retrieval engine
     stop: asyncio.Event,
+    retrieve: LocalRetrieve | None = None,
 ) -> None:
-    """Run the dreamer until ``stop``."""
-    del nc
+    """Run the dreamer until ``stop``; ``retrieve``: the engine, when it runs in this process."""
     settings = DreamerSettings()
     dreamer = Dreamer(
         settings,
         build_dreamer_models(),
-        PgMemory(pool, memory),
+        PgMemory(pool, RetrievalClient(nc, retrieve)),
         EventPublisher(js),
         PgSchedule(pool, settings),
     )

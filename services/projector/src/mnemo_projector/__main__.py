@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mnemo_projector.app import build_app, build_memory
+from mnemo_projector.app import build_app, build_memory, build_passages
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
@@ -19,15 +19,20 @@ async def _run(infra: Infra, stop: asyncio.Event) -> None:
     await projector.setup()
     runs = [projector.run(stop)] if settings.entities else []
     memory = None
-    if settings.memory:
+    if settings.memory or settings.passages:
         ms = MemorySettings()
-        memory = await open_memory(ms, InfraSettings().state_dir.resolve())
+        memory = await open_memory(ms, InfraSettings().state_dir.resolve(), infra.pool)
+    if memory is not None and settings.memory:
         mp = build_memory(
             settings, infra.nc, infra.js, infra.pool, memory,
             near_distance=ms.near_duplicate_distance,
         )  # fmt: skip
         await mp.setup()
         runs.append(mp.run(stop))
+    if memory is not None and settings.passages:
+        pp = build_passages(settings, infra.nc, infra.js, infra.pool, memory)
+        await pp.setup()
+        runs.append(pp.run(stop))
     try:
         await asyncio.gather(*runs)
     finally:

@@ -8,6 +8,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import IndexUpkeep, MemoryProjection
+from mnemo_projector.passages import PassageProjection
 from mnemo_projector.runner import Projector
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.memory.store import RepresentationStore
@@ -35,3 +36,15 @@ def build_memory(
         upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
     )  # fmt: skip
     return Projector(projection, nc, js, pool, batch_size=settings.memory_batch_size)
+
+
+def build_passages(
+    settings: ProjectorSettings,
+    nc: NATS,
+    js: JetStreamContext,
+    pool: AsyncConnectionPool,
+    memory: MemoryAdapters,
+) -> Projector:
+    """The passage projector (messages cut, embedded and indexed for retrieval)."""
+    projection = PassageProjection(memory.embedder)
+    return Projector(projection, nc, js, pool, batch_size=settings.passage_batch_size)

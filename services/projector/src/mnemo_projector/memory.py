@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from psycopg import AsyncConnection
 
+from mnemo_projector import lexicon
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.rules import content_key, salient_tokens
@@ -35,6 +36,8 @@ log = get_logger("mnemo.projector.memory")
 class _Batch:
     points: list[VectorPoint] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    documents: list[lexicon.Document] = field(default_factory=list)
+    unindexed: list[tuple[str, str]] = field(default_factory=list)  # (workspace, id)
     # canonical id -> (scope, level, vector, salient tokens) of observations kept in this batch
     kept: dict[str, tuple[Scope, str, Any, frozenset[str]]] = field(default_factory=dict)
 
@@ -125,13 +128,17 @@ class MemoryProjection:
                     (event.workspace, event.observer, event.observed, event.card, event.origin,
                      seq, event.occurred_at),
                 )  # fmt: skip
-        # The index is not transactional: write it before the commit, idempotently by id, so a
-        # rolled-back batch only leaves points that the replay rewrites (and reads filter by row).
+        await lexicon.index(conn, work.documents)
+        for ws, oid in work.unindexed:
+            await lexicon.unindex(conn, ws, "o", [oid])
+        # In the batch's transaction when the index lives in Postgres. Otherwise it is written
+        # before the commit, idempotently by id, so a rolled-back batch only leaves points that
+        # the replay rewrites (and reads filter by row).
         if work.points:
-            await self._index.upsert(work.points)
+            await self._index.upsert(work.points, conn=conn)
             self._upkeep.written(len(work.points), time.monotonic())
         if work.deleted:
-            await self._index.delete(work.deleted)
+            await self._index.delete(work.deleted, conn=conn)
 
     async def idle(self) -> None:
         """Between batches: build the index's search structures when they are due."""
@@ -207,6 +214,12 @@ class MemoryProjection:
             created_at=(e.observed_at or e.occurred_at).timestamp(), session_id=e.session_id,
         )  # fmt: skip
         work.points.append(VectorPoint(e.observation_id, vector, payload))
+        work.documents.append(
+            lexicon.Document(
+                e.workspace, "o", lexicon.observation_owner(e.observer, e.observed),
+                e.observation_id, 0, e.content,
+            )
+        )  # fmt: skip
         work.kept[e.observation_id] = (scope, e.level, vector, salient_tokens(e.content))
 
     async def _duplicate_of(
@@ -259,6 +272,7 @@ class MemoryProjection:
             (e.workspace, e.workspace, canonical),
         )
         work.deleted.append(canonical)
+        work.unindexed.append((e.workspace, canonical))
 
 
 async def _reject(conn: AsyncConnection, seq: int, e: ObservationWritten, reason: str) -> None:

@@ -10,10 +10,15 @@ class ProjectorSettings(BaseSettings):
 
     batch_size: int = 1000
     memory_batch_size: int = 256
+    # Messages per passage batch: each is embedded before its transaction commits, and a long
+    # message is many passages.
+    passage_batch_size: int = 64
     # Which projections this process keeps: the entity and message tables, the memory (observations
-    # into Postgres and the vector index). Either can run in a process of its own.
+    # into Postgres and the vector index) and the message passages (embedded and indexed by word,
+    # for retrieval). Each can run in a process of its own.
     entities: bool = True
     memory: bool = True
+    passages: bool = True
     # The vector index builds its search structures (graphs for large representations) after
     # this many new points, once no observation has arrived for this long.
     optimize_after_points: int = 20_000

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from psycopg_pool import AsyncConnectionPool
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -19,7 +21,10 @@ class MemorySettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_MEMORY_", extra="ignore")
 
     qdrant_url: str | None = Field(default=None, validation_alias="QDRANT_URL")
-    # The embedded store belongs to one process; defaults under MNEMO_STATE_DIR.
+    # Without a Qdrant server: "pgvector" (vectors in Postgres, readable by every process) or
+    # "edge" (an embedded Qdrant shard, readable only by the process that opens it).
+    vectors: Literal["pgvector", "edge"] = "pgvector"
+    # The embedded shard's folder; defaults under MNEMO_STATE_DIR.
     qdrant_path: Path | None = None
     embedder: str = "minilm"
     near_duplicate_distance: float = Field(default=0.05, ge=0.0, le=1.0)
@@ -29,6 +34,12 @@ class MemorySettings(BaseSettings):
     # minilm only: search queries go through int8 weights (about twice as fast; see
     # OnnxMiniLMEmbedder), stored texts always through the full-precision ones.
     embed_query_int8: bool = True
+
+    @property
+    def shared(self) -> bool:
+        """Whether any process may open the index (pgvector, a Qdrant server): the embedded
+        shard has a single owner."""
+        return self.qdrant_url is not None or self.vectors == "pgvector"
 
 
 @dataclass
@@ -41,15 +52,19 @@ class MemoryAdapters:
         await self.index.close()
 
 
-async def open_memory(settings: MemorySettings, state_dir: Path) -> MemoryAdapters:
-    """The embedder and an index ready for its model and dimension."""
+async def open_memory(
+    settings: MemorySettings, state_dir: Path, pool: AsyncConnectionPool | None = None
+) -> MemoryAdapters:
+    """The embedder and an index ready for its model and dimension (pgvector in ``pool``'s
+    Postgres by default)."""
     workers = settings.embed_workers if settings.embedder in LOCAL_EMBEDDER_KINDS else None
     query_int8 = settings.embed_query_int8 if settings.embedder == "minilm" else None
     embedder = MeteredEmbedder(
         build_embedder(settings.embedder, workers=workers, query_int8=query_int8)
     )
     path = settings.qdrant_path or (state_dir / "qdrant")
-    path.mkdir(parents=True, exist_ok=True)
-    index = build_vector_index(settings.qdrant_url, path)
+    if settings.vectors == "edge" and settings.qdrant_url is None:
+        path.mkdir(parents=True, exist_ok=True)
+    index = build_vector_index(settings.qdrant_url, path, pool=pool, store=settings.vectors)
     await index.ensure(embedder.dimension, embedder.model_name)
     return MemoryAdapters(embedder, index)

@@ -27,8 +27,10 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import qdrant_edge as qe
+from psycopg import AsyncConnection
 
 from mnemo_runtime.vectors import codec
 from mnemo_runtime.vectors.ports import (
@@ -163,8 +165,11 @@ class EdgeVectorIndex:
             raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
         return self._shard
 
-    async def upsert(self, points: Sequence[VectorPoint]) -> None:
-        """Writes points; a repeated id replaces the earlier point."""
+    async def upsert(
+        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+    ) -> None:
+        """Writes points; a repeated id replaces the earlier point (``conn``: not transactional)."""
+        del conn  # not part of Postgres' transaction
         shard = self._ready()
         if not points:
             return
@@ -178,8 +183,9 @@ class EdgeVectorIndex:
         ]
         await asyncio.to_thread(shard.update, qe.UpdateOperation.upsert_points(batch))
 
-    async def delete(self, ids: Sequence[str]) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
+        del conn  # not part of Postgres' transaction
         shard = self._ready()
         if not ids:
             return

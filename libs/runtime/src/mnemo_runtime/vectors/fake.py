@@ -6,8 +6,10 @@ It runs the same contract suite as the Qdrant adapters, so what passes against i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from psycopg import AsyncConnection
 
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
@@ -58,15 +60,19 @@ class InMemoryVectorIndex:
         if not self._open:
             raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
 
-    async def upsert(self, points: Sequence[VectorPoint]) -> None:
-        """Writes points; a repeated id replaces the earlier point."""
+    async def upsert(
+        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+    ) -> None:
+        """Writes points; a repeated id replaces the earlier point (``conn``: not transactional)."""
+        del conn  # not part of Postgres' transaction
         self._ready()
         staged = [(p.id, _unit(check_vector(p.vector, self._dimension)), p.payload) for p in points]
         for point_id, vector, payload in staged:
             self._points[point_id] = (vector, payload)
 
-    async def delete(self, ids: Sequence[str]) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
+        del conn  # not part of Postgres' transaction
         self._ready()
         for point_id in ids:
             self._points.pop(point_id, None)

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, TypeAlias, get_args
 
 import numpy as np
 import numpy.typing as npt
+from psycopg import AsyncConnection
 
 Level = Literal["explicit", "deductive", "inductive", "contradiction"]
 LEVELS: frozenset[Level] = frozenset(get_args(Level))
@@ -197,12 +198,18 @@ class VectorIndex(Protocol):
         """Creates or opens the index; refuses a dimension or model other than the stored one."""
         ...
 
-    async def upsert(self, points: Sequence[VectorPoint]) -> None:
-        """Writes points; idempotent on id (a repeated id replaces the earlier point)."""
+    async def upsert(
+        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+    ) -> None:
+        """Writes points; idempotent on id (a repeated id replaces the earlier point).
+
+        A store inside Postgres writes them in ``conn``'s transaction when one is given, so they
+        commit or roll back with the caller's rows; other stores ignore it.
+        """
         ...
 
-    async def delete(self, ids: Sequence[str]) -> None:
-        """Removes points by observation id; unknown ids are ignored."""
+    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+        """Removes points by observation id; unknown ids are ignored (``conn`` as for upsert)."""
         ...
 
     async def search(

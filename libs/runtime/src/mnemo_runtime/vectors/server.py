@@ -8,7 +8,9 @@ and a graph is built per scope (payload_m) on the tenant-indexed `scope` field o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from psycopg import AsyncConnection
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
@@ -124,8 +126,14 @@ class QdrantServerVectorIndex:
         if not self._dimension:
             raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
 
-    async def upsert(self, points: Sequence[VectorPoint]) -> None:
-        """Writes points and waits until they are searchable; a repeated id replaces the point."""
+    async def upsert(
+        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+    ) -> None:
+        """Writes points and waits until they are searchable; a repeated id replaces the point.
+
+        ``conn`` is ignored: the server is not part of Postgres' transaction.
+        """
+        del conn  # not part of Postgres' transaction
         self._ready()
         if not points:
             return
@@ -139,8 +147,9 @@ class QdrantServerVectorIndex:
         ]
         await self._client.upsert(self._collection, batch, wait=True)
 
-    async def delete(self, ids: Sequence[str]) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
+        del conn  # not part of Postgres' transaction
         self._ready()
         if not ids:
             return

@@ -32,8 +32,6 @@ MSG_JSON = ", ".join(
 )  # fmt: skip
 OBS_COLS = "id, level, content, token_count"
 LIVE = "workspace = %s AND observer = %s AND observed = %s AND deleted_at IS NULL"
-TSV = "to_tsvector('english', content)"
-TSQ = "websearch_to_tsquery('english', %s)"
 
 Row = dict[str, Any]
 
@@ -155,67 +153,3 @@ class PostgresReads:
                 [ws, observer, observed, *params, limit],
             )
         )
-
-    async def observations_by_id(
-        self, ws: str, observer: str, observed: str, ids: Sequence[str]
-    ) -> list[Observation]:
-        if not ids:
-            return []
-        rows = await self._all(
-            f"SELECT {OBS_COLS} FROM observations WHERE {LIVE} AND id = ANY(%s)",
-            [ws, observer, observed, list(ids)],
-        )
-        found = {r["id"]: r for r in rows}
-        return _obs([found[i] for i in ids if i in found])
-
-    async def text_observations(
-        self, ws: str, observer: str, observed: str, query: str, session_id: str | None, limit: int
-    ) -> list[Observation]:
-        extra, params = _session(session_id)
-        return _obs(
-            await self._all(
-                f"SELECT {OBS_COLS} FROM observations WHERE {LIVE}{extra} AND {TSV} @@ {TSQ}"
-                f" ORDER BY ts_rank({TSV}, {TSQ}) DESC, seq DESC LIMIT %s",
-                [ws, observer, observed, *params, query, query, limit],
-            )
-        )
-
-    async def text_messages(
-        self, ws: str, query: str, session_id: str | None, peer_id: str | None, limit: int
-    ) -> list[ContextMessage]:
-        s_extra, s_params = _session(session_id)
-        p_extra, p_params = _session(peer_id, "peer_id")
-        rows = await self._all(
-            f"SELECT {MSG_COLS} FROM messages WHERE workspace = %s{s_extra}{p_extra}"
-            f" AND {TSV} @@ {TSQ} ORDER BY ts_rank({TSV}, {TSQ}) DESC, seq DESC LIMIT %s",
-            [ws, *s_params, *p_params, query, query, limit],
-        )
-        return to_messages(rows)
-
-    async def source_messages(
-        self, ws: str, observation_ids: Sequence[str], session_id: str | None, peer_id: str | None
-    ) -> list[ContextMessage]:
-        if not observation_ids:
-            return []
-        s_extra, s_params = _session(session_id, "m.session_id")
-        p_extra, p_params = _session(peer_id, "m.peer_id")
-        rows = await self._all(
-            f"SELECT s.observation_id, {', '.join('m.' + c.strip() for c in MSG_COLS.split(','))}"
-            " FROM observation_sources s JOIN messages m"
-            " ON m.workspace = s.workspace AND m.id = s.source_id"
-            " WHERE s.workspace = %s AND s.source_kind = 'message' AND s.observation_id = ANY(%s)"
-            f"{s_extra}{p_extra}",
-            [ws, list(observation_ids), *s_params, *p_params],
-        )
-        rank = {oid: i for i, oid in enumerate(observation_ids)}
-        rows.sort(key=lambda r: (rank[r["observation_id"]], -r["seq"]))
-        return to_messages(rows)
-
-    async def search_peers(self, ws: str, session_id: str | None, limit: int) -> list[str]:
-        if session_id is not None:
-            sql = "SELECT peer_id AS id FROM session_peers WHERE workspace = %s AND session_id = %s"
-            rows = await self._all(sql + " ORDER BY peer_id LIMIT %s", (ws, session_id, limit))
-        else:
-            sql = "SELECT id FROM peers WHERE workspace = %s ORDER BY id LIMIT %s"
-            rows = await self._all(sql, (ws, limit))
-        return [r["id"] for r in rows]

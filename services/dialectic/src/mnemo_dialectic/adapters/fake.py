@@ -65,6 +65,13 @@ class FakeReader:
         ]
         return sorted(hits, key=lambda o: -len(asked & terms(o.content)))[:limit]
 
+    async def search_messages(
+        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+    ) -> list[Msg]:
+        asked = terms(text)
+        hits = [m for m in self._visible(scope, session_id) if asked & terms(m.content)]
+        return sorted(hits, key=lambda m: -len(asked & terms(m.content)))[:limit]
+
     async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
         by_id = {o.id: o for o in self._scoped(scope)}
         return [by_id[i] for i in ids if i in by_id]

@@ -1,7 +1,8 @@
-"""``ScopeReader`` over the Postgres projections and the vector index.
+"""``ScopeReader`` over the Postgres projections, with searches answered by the retrieval engine.
 
 Every statement carries the scope: observations by (workspace, observer, observed) through the
 representation store, messages by the (observer, observed) pair in their ``representations``.
+Searches by meaning and words go to the context service's engine, inside the same scope.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_dialectic.domain import Msg, Obs
 from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.vectors import Level, Scope, SearchFilters
+from mnemo_runtime.retrieval import RetrievalClient
+from mnemo_runtime.vectors import Level, Scope
+from mnemo_schema.retrieval import RankedMessage, RankedObservation, RetrievalQuery
 
 MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
 VISIBLE = (
@@ -41,18 +43,34 @@ def _msg(r: dict[str, Any]) -> Msg:
     )  # fmt: skip
 
 
+def _ranked_obs(o: RankedObservation) -> Obs:
+    return Obs(
+        id=o.id, level=o.level, content=o.content, created_at=o.created_at, observer=o.observer,
+        observed=o.observed, session_id=o.session_id, observed_at=o.observed_at,
+        premise_ids=tuple(o.premise_ids), source_message_ids=tuple(o.source_message_ids),
+    )  # fmt: skip
+
+
+def _ranked_msg(r: RankedMessage) -> Msg:
+    m = r.message
+    return Msg(
+        id=m.id, session_id=m.session_id, peer_id=m.peer_id, content=m.content,
+        created_at=m.created_at,
+    )  # fmt: skip
+
+
 def _like(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
 
 class PgScopeReader:
-    """Reads of one representation from Postgres, with similarity search when memory is wired."""
+    """Reads of one representation from Postgres; searches through the retrieval engine."""
 
-    def __init__(self, pool: AsyncConnectionPool, memory: MemoryAdapters | None) -> None:
+    def __init__(self, pool: AsyncConnectionPool, retrieval: RetrievalClient) -> None:
         self._pool = pool
         self._store = RepresentationStore(pool)
-        self._memory = memory
+        self._retrieval = retrieval
 
     async def _rows(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         async with self._pool.connection() as conn:
@@ -74,38 +92,29 @@ class PgScopeReader:
         session_id: str | None = None,
         max_distance: float | None = None,
     ) -> list[Obs]:
-        """Nearest observations by embedding; by text rank when no index is wired."""
-        if self._memory is None:
-            return await self._text_search(scope, text, limit, levels, session_id)
-        vector = await self._memory.embedder.embed_query(text)
-        hits = await self._memory.index.search(
-            vector, scope, limit=limit, filters=SearchFilters.of(levels, session_id),
-            max_distance=max_distance,
+        """The engine's best observations of ``scope`` for ``text``."""
+        found = await self._retrieval.retrieve(
+            scope.workspace,
+            RetrievalQuery(
+                query=text, observer=scope.observer, observed=scope.observed,
+                session_id=session_id, levels=list(levels) if levels else None, messages=0,
+                observations=limit, max_distance=max_distance,
+            ),
         )  # fmt: skip
-        return await self.observations(scope, [h.id for h in hits])
+        return [_ranked_obs(o) for o in found.observations]
 
-    async def _text_search(
-        self,
-        scope: Scope,
-        text: str,
-        limit: int,
-        levels: Sequence[Level] | None,
-        session_id: str | None,
-    ) -> list[Obs]:
-        rows = await self._rows(
-            "SELECT * FROM observations WHERE workspace = %(ws)s AND observer = %(observer)s"
-            " AND observed = %(observed)s AND deleted_at IS NULL"
-            " AND (%(levels)s::text[] IS NULL OR level = ANY(%(levels)s))"
-            " AND (%(session)s::text IS NULL OR session_id = %(session)s)"
-            " ORDER BY ts_rank(to_tsvector('english', content),"
-            " plainto_tsquery('english', %(text)s)) DESC, seq DESC LIMIT %(limit)s",
-            {
-                "ws": scope.workspace, "observer": scope.observer, "observed": scope.observed,
-                "levels": list(levels) if levels else None, "session": session_id,
-                "text": text, "limit": limit,
-            },
+    async def search_messages(
+        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+    ) -> list[Msg]:
+        """The engine's best messages of ``scope`` for ``text``."""
+        found = await self._retrieval.retrieve(
+            scope.workspace,
+            RetrievalQuery(
+                query=text, observer=scope.observer, observed=scope.observed,
+                session_id=session_id, messages=limit,
+            ),
         )  # fmt: skip
-        return [_obs(r) for r in rows]
+        return [_ranked_msg(m) for m in found.messages]
 
     async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
         """Live observations of ``scope`` by id."""

@@ -1,4 +1,4 @@
-"""The representation as the dreamer reads it: the store, the vector index, source messages."""
+"""The representation as the dreamer reads it: the store, the retrieval engine, source messages."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from mnemo_dreamer.ports import Observation, SourceMessage
 from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.tables import MEMORY_PROJECTION
-from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.vectors.ports import Level, Scope, SearchFilters
+from mnemo_runtime.retrieval import RetrievalClient
+from mnemo_runtime.vectors.ports import Level, Scope
 from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.retrieval import RetrievalQuery
 
 
 def _obs(r: dict[str, Any]) -> Observation:
@@ -33,12 +34,12 @@ def _obs(r: dict[str, Any]) -> Observation:
 
 
 class PgMemory:
-    """Reads through ``RepresentationStore`` (always keyed); similarity through the index."""
+    """Reads through ``RepresentationStore`` (always keyed); similarity through the engine."""
 
-    def __init__(self, pool: AsyncConnectionPool, adapters: MemoryAdapters | None) -> None:
+    def __init__(self, pool: AsyncConnectionPool, retrieval: RetrievalClient) -> None:
         self._pool = pool
         self._store = RepresentationStore(pool)
-        self._adapters = adapters
+        self._retrieval = retrieval
 
     async def recent(
         self, scope: Scope, limit: int, levels: Sequence[str] = ()
@@ -51,28 +52,15 @@ class PgMemory:
     async def similar(
         self, scope: Scope, query: str, limit: int, levels: Sequence[str] = ()
     ) -> list[Observation]:
-        if self._adapters is None:
-            return await self._keyword(scope, query, limit, levels)
-        vector = await self._adapters.embedder.embed_query(query)
-        filters = SearchFilters.of(levels=cast(list[Level], list(levels))) if levels else None
-        hits = await self._adapters.index.search(vector, scope, limit=limit, filters=filters)
-        return await self.get(scope, [h.id for h in hits])
-
-    async def _keyword(
-        self, scope: Scope, query: str, limit: int, levels: Sequence[str]
-    ) -> list[Observation]:
-        # Without a vector index (a dreamer deployed without one), full-text search stands in.
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT * FROM observations WHERE workspace = %s AND observer = %s"
-                " AND observed = %s AND deleted_at IS NULL"
-                " AND (cardinality(%s::text[]) = 0 OR level = ANY(%s))"
-                " AND to_tsvector('english', content) @@ plainto_tsquery('english', %s)"
-                " ORDER BY seq DESC LIMIT %s",
-                (scope.workspace, scope.observer, scope.observed, list(levels), list(levels),
-                 query, limit),
-            )  # fmt: skip
-            return [_obs(r) for r in await cur.fetchall()]  # type: ignore[arg-type]
+        found = await self._retrieval.retrieve(
+            scope.workspace,
+            RetrievalQuery(
+                query=query, observer=scope.observer, observed=scope.observed, messages=0,
+                observations=limit, levels=cast(list[Level], list(levels)) or None,
+            ),
+        )  # fmt: skip
+        # Read back through the store, which gives the specialists every field they weigh.
+        return await self.get(scope, [o.id for o in found.observations])
 
     async def sources(self, scope: Scope, message_ids: Sequence[str]) -> list[SourceMessage]:
         async with self._pool.connection() as conn:

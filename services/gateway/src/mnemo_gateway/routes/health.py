@@ -30,7 +30,12 @@ from mnemo_schema import subjects
 # Commands for this "workspace" are refused at once (it is not a valid id): a probe that proves
 # an ingest instance is answering without writing anything.
 _PROBE = subjects.command_subject("~ready")
-_PROJECTIONS = {"pg": subjects.EVENT_SUBJECTS, "memory": subjects.OBSERVATION_FILTER}
+# Each projection, the events it applies, and whether it is memory formation (a longer limit).
+_PROJECTIONS = {
+    "pg": (subjects.EVENT_SUBJECTS, False),
+    "memory": (subjects.OBSERVATION_FILTER, True),
+    "passages": (subjects.MESSAGE_FILTER, True),
+}
 
 router = APIRouter(tags=["health"])
 
@@ -69,7 +74,7 @@ async def _projection_problems(state: Any, head: int) -> tuple[dict[str, str], d
                 (list(OPEN_STATES),),
             )
         ).fetchall()
-    limits = {"pg": settings.ready_max_lag_s, "memory": settings.ready_max_memory_lag_s}
+    limits = {False: settings.ready_max_lag_s, True: settings.ready_max_memory_lag_s}
     for r in rows:
         name = r["name"]
         found[name] = int(r["seq"])
@@ -78,12 +83,13 @@ async def _projection_problems(state: Any, head: int) -> tuple[dict[str, str], d
                 f"failing since {r['failing_since'].isoformat()}: {r['last_error']}"
             )
         if name in _PROJECTIONS and int(r["seq"]) < head:
-            age = await _oldest_unapplied_age(state.js, int(r["seq"]), _PROJECTIONS[name])
-            if age is not None and age > limits[name]:
+            subject, memory = _PROJECTIONS[name]
+            age = await _oldest_unapplied_age(state.js, int(r["seq"]), subject)
+            if age is not None and age > limits[memory]:
                 problems.setdefault(
                     f"projection {name}",
                     f"the oldest event it has not applied was stored {age:.0f} s ago"
-                    f" (limit {limits[name]:.0f} s)",
+                    f" (limit {limits[memory]:.0f} s)",
                 )
     warnings: dict[str, str] = {}
     for r in letters:

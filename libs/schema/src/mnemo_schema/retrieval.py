@@ -1,0 +1,117 @@
+"""The retrieval engine's query and reply: ranked messages and observations for a question.
+
+The context service answers ``RetrievalQuery`` on ``mnemo.qry.<workspace>.retrieve``; the
+dialectic and the dreamer ask it (over NATS, or directly when they share its process), and the
+gateway's search, ``conclusions/query`` and get_context routes go through the same engine.
+
+With ``observer`` and ``observed`` the query runs inside that representation: its observations,
+and the messages that fed it. Without them it runs over the workspace's messages (narrowed by
+``session_id`` / ``peer_id``) and the self-representations of the peers it concerns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mnemo_schema.context_queries import ContextMessage
+from mnemo_schema.observations import Level
+
+Component = Literal["lexical", "dense", "facts", "names", "time", "recency", "rerank"]
+"""The engine's parts, each of which a query may switch off (to measure what it earns):
+
+- ``lexical``: BM25 over message passages and observations;
+- ``dense``: MiniLM vectors of message passages and observations;
+- ``facts``: fact-augmented keys: an observation's hit lifts the messages it came from, and a
+  message's hit lifts the observations derived from it;
+- ``names``: peers named in the question, whose messages and observations count for more;
+- ``time``: time expressions of the question, resolved to a window that evidence from inside
+  it counts for more;
+- ``recency``: questions about the current value (now, currently, latest) prefer newer evidence;
+- ``rerank``: the deployment's reranker, when one is configured (none offline).
+"""
+COMPONENTS: tuple[Component, ...] = get_args(Component)
+MAX_RESULTS = 100
+
+
+class RetrievalQuery(BaseModel):
+    """Rank a workspace's (or one representation's) messages and observations for ``query``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    KIND: ClassVar[str] = "retrieve"
+
+    query: str = Field(min_length=1, max_length=10_000)
+    observer: str | None = Field(default=None, min_length=1)
+    observed: str | None = Field(default=None, min_length=1)
+    session_id: str | None = None
+    peer_id: str | None = None
+    messages: int = Field(default=10, ge=0, le=MAX_RESULTS)
+    """How many messages to return, best first."""
+    observations: int = Field(default=0, ge=0, le=MAX_RESULTS)
+    """How many observations to return, best first."""
+    levels: list[Level] | None = None
+    max_distance: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Observations farther than this cosine distance from the query are left out."""
+    now: datetime | None = None
+    """What relative time expressions ("last week") count from; else the newest evidence."""
+    without: frozenset[Component] = frozenset()
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> RetrievalQuery:
+        if (self.observer is None) != (self.observed is None):
+            raise ValueError("observer and observed go together: a representation has both")
+        return self
+
+    @property
+    def in_representation(self) -> bool:
+        """Whether the query is scoped to one (observer, observed) representation."""
+        return self.observer is not None
+
+
+class RankedMessage(BaseModel):
+    """A message the engine found, with where in it, and the turn it answered."""
+
+    message: ContextMessage
+    score: float
+    passage: tuple[int, int] | None = None
+    """Character span of the best-scoring passage (long messages are searched by passage)."""
+    previous: ContextMessage | None = None
+    """The preceding turn of another speaker in the same session, as context."""
+    found_by: list[str] = Field(default_factory=list)
+
+
+class RankedObservation(BaseModel):
+    """An observation the engine found, and the messages it rests on."""
+
+    id: str
+    level: Level
+    content: str
+    observer: str
+    observed: str
+    session_id: str | None = None
+    created_at: datetime
+    observed_at: datetime | None = None
+    premise_ids: list[str] = Field(default_factory=list)
+    source_message_ids: list[str] = Field(default_factory=list)
+    times_derived: int = 1
+    token_count: int | None = None
+    score: float
+    distance: float | None = None
+    """Cosine distance to the query, when the vectors were compared."""
+    found_by: list[str] = Field(default_factory=list)
+
+
+class RetrievalReply(BaseModel):
+    """Best first."""
+
+    messages: list[RankedMessage] = Field(default_factory=list)
+    observations: list[RankedObservation] = Field(default_factory=list)

@@ -1,0 +1,388 @@
+"""The retrieval engine: one ranking of messages and observations behind every read.
+
+For a question it gathers four ranked lists, each from its own index:
+
+- message passages by BM25 and by their MiniLM vectors (a long message is searched by passage
+  and scored by its best one);
+- observations by BM25 and by their vectors, in the representations the question concerns.
+
+With fact-augmented keys, each kind also ranks the other: an observation's rank lifts the
+messages it came from (a message is found through what was derived from it), and a message's
+rank lifts the observations derived from it. The lists are fused by weighted reciprocal rank
+(``fusion``), the question's understanding boosts what it points at (``understanding``), and a
+configured reranker, if any, reorders the head. Messages come back deduplicated, each with the
+preceding turn of the other speaker as context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from mnemo_context.fusion import DEFAULT_WEIGHTS, Facts, Weights, boost, fuse, ranked
+from mnemo_context.ports import EvidenceReads, ObservationRow, PassageHit, Reranker
+from mnemo_context.understanding import Understanding, named_peers, understand
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
+from mnemo_schema.retrieval import (
+    COMPONENTS,
+    Component,
+    RankedMessage,
+    RankedObservation,
+    RetrievalQuery,
+    RetrievalReply,
+)
+
+T = TypeVar("T")
+# Self-representations a workspace-wide query looks in when the question names nobody.
+SEARCH_PEERS = 16
+# How long the workspace's peer names are remembered (names only boost; staleness is harmless).
+PEERS_TTL_S = 5.0
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Candidates per list, fusion weights, and how much of the head a reranker reorders."""
+
+    depth: int = 50
+    weights: Weights = field(default_factory=lambda: DEFAULT_WEIGHTS)
+    rerank_depth: int = 30
+
+
+@dataclass
+class Found:
+    """Everything the lists found, before fusion."""
+
+    passages: dict[str, list[PassageHit]] = field(default_factory=dict)
+    observations: dict[str, list[str]] = field(default_factory=dict)
+    rows: dict[str, ObservationRow] = field(default_factory=dict)
+    distances: dict[str, float] = field(default_factory=dict)
+    citing: dict[str, list[str]] = field(default_factory=dict)
+
+
+class RetrievalEngine:
+    """Answers ``RetrievalQuery``; components missing here (no index, no reranker) sit out."""
+
+    def __init__(
+        self,
+        reads: EvidenceReads,
+        memory: MemoryAdapters | None,
+        *,
+        reranker: Reranker | None = None,
+        config: EngineConfig | None = None,
+    ) -> None:
+        self._reads = reads
+        self._memory = memory
+        self._reranker = reranker
+        self._config = config or EngineConfig()
+        self._peers: dict[str, tuple[float, dict[str, list[str]]]] = {}
+
+    def components(self, without: frozenset[Component] = frozenset()) -> frozenset[Component]:
+        """The components a query runs with here."""
+        on = set(COMPONENTS) - set(without)
+        if self._memory is None:
+            on.discard("dense")
+        if self._reranker is None:
+            on.discard("rerank")
+        return frozenset(on)
+
+    async def peers(self, ws: str) -> dict[str, list[str]]:
+        """The workspace's peers and their names, remembered for a few seconds."""
+        now = time.monotonic()
+        cached = self._peers.get(ws)
+        if cached is not None and now - cached[0] < PEERS_TTL_S:
+            return cached[1]
+        names = await self._reads.peer_names(ws)
+        if len(self._peers) > 1024:
+            self._peers.clear()
+        self._peers[ws] = (now, names)
+        return names
+
+    async def retrieve(self, ws: str, q: RetrievalQuery) -> RetrievalReply:
+        """Messages and observations for ``q``, best first."""
+        g = await self.gather(ws, q)
+        reply = RetrievalReply()
+        if q.messages:
+            reply.messages = await self._messages(ws, q, g)
+        if q.observations:
+            reply.observations = await self._observations(q, g)
+        return reply
+
+    async def gather(self, ws: str, q: RetrievalQuery) -> Gathered:
+        """Every list's candidates for ``q`` and what the question says, before any ranking."""
+        on = self.components(q.without)
+        peers = await self.peers(ws)
+        named = named_peers(q.query, peers) if "names" in on else frozenset()
+        scopes = self._scopes(ws, q, peers, named)
+        found = await self._gather(ws, q, on, scopes)
+        return Gathered(found, self._understanding(q, peers, found, on), on)
+
+    def _scopes(
+        self, ws: str, q: RetrievalQuery, peers: dict[str, list[str]], named: frozenset[str]
+    ) -> list[Scope]:
+        if q.observer is not None and q.observed is not None:
+            return [Scope(ws, q.observer, q.observed)]
+        who = [q.peer_id] if q.peer_id else sorted(named) or sorted(peers)[:SEARCH_PEERS]
+        return [Scope(ws, p, p) for p in who]
+
+    async def _gather(
+        self, ws: str, q: RetrievalQuery, on: frozenset[Component], scopes: list[Scope]
+    ) -> Found:
+        """The four lists (those that are on and needed), then the rows they point at."""
+        depth = max(self._config.depth, 3 * max(q.messages, q.observations))
+        facts = "facts" in on
+        want_m = bool(q.messages) or (facts and bool(q.observations))
+        want_o = bool(q.observations) or (facts and bool(q.messages))
+        rep = q.in_representation
+        senders = [q.observed] if rep and q.observed else [q.peer_id] if q.peer_id else None
+        observer = q.observer if rep else None
+        levels: list[str] | None = list(q.levels) if q.levels else None
+        # Passages are read twice as deep when messages are asked for (a long message's
+        # passages fill several places); only to lift observations, the list depth does.
+        passage_depth = 2 * depth if q.messages else depth
+        found = Found()
+        tasks: dict[str, asyncio.Future[Any]] = {}
+        if "dense" in on and self._memory is not None and (want_m or want_o):
+            tasks["vector"] = _start(self._memory.embedder.embed_query(q.query))
+        if "lexical" in on and want_m:
+            tasks["m.lexical"] = _start(
+                self._reads.lexical_passages(
+                    ws, q.query, senders=senders, observer=observer, session_id=q.session_id,
+                    limit=passage_depth,
+                )
+            )  # fmt: skip
+        if "lexical" in on and want_o:
+            tasks["o.lexical"] = _start(
+                self._reads.lexical_observations(
+                    ws, q.query, scopes, levels=levels, session_id=q.session_id, limit=depth
+                )
+            )
+        if "vector" in tasks and self._memory is not None:
+            vector = await tasks["vector"]
+            if want_m:
+                tasks["m.dense"] = _start(
+                    self._reads.dense_passages(
+                        ws, vector, self._memory.embedder.model_name,
+                        sender=senders[0] if senders else None, observer=observer,
+                        session_id=q.session_id, limit=passage_depth,
+                    )
+                )  # fmt: skip
+            if want_o:
+                filters = SearchFilters.of(levels=q.levels or None, session_id=q.session_id)
+                index = self._memory.index
+                tasks["o.dense"] = _start(
+                    asyncio.gather(
+                        *(index.search(vector, s, limit=depth, filters=filters) for s in scopes)
+                    )
+                )
+        if "m.lexical" in tasks:
+            found.passages["lexical"] = await tasks["m.lexical"]
+        if "m.dense" in tasks:
+            found.passages["dense"] = await tasks["m.dense"]
+        if "o.lexical" in tasks:
+            found.observations["lexical"] = [i for i, _ in await tasks["o.lexical"]]
+        if "o.dense" in tasks:
+            hits: list[VectorHit] = sorted(
+                (h for hs in await tasks["o.dense"] for h in hs), key=lambda h: -h.score
+            )
+            found.observations["dense"] = [h.id for h in hits]
+            found.distances = {h.id: h.distance for h in hits}
+        await self._rows(ws, q, scopes, levels, found, facts)
+        return found
+
+    async def _rows(
+        self,
+        ws: str,
+        q: RetrievalQuery,
+        scopes: list[Scope],
+        levels: list[str] | None,
+        found: Found,
+        facts: bool,
+    ) -> None:
+        """Rows of the observations found, and (for facts) those citing the messages found."""
+        ids = list(dict.fromkeys(i for ranking in found.observations.values() for i in ranking))
+        rows = self._reads.observation_rows(ws, ids, scopes, levels=levels, session_id=q.session_id)
+        mids = list(dict.fromkeys(h.message_id for hs in found.passages.values() for h in hs))
+        if facts and q.observations and mids:
+            citing = self._reads.citing_observations(
+                ws, mids, scopes, levels=levels, session_id=q.session_id
+            )
+            got, cited = await asyncio.gather(rows, citing)
+        else:
+            got, cited = await rows, []
+        found.rows = {r.id: r for r in got}
+        for mid, row in cited:
+            found.rows.setdefault(row.id, row)
+            found.citing.setdefault(mid, []).append(row.id)
+        # Observations the index still holds but the store no longer does (deleted) drop out.
+        for name, ranking in found.observations.items():
+            found.observations[name] = [i for i in ranking if i in found.rows]
+
+    def _understanding(
+        self,
+        q: RetrievalQuery,
+        peers: dict[str, list[str]],
+        found: Found,
+        on: frozenset[Component],
+    ) -> Understanding:
+        # "Last week" counts from the query's own time, else from the newest evidence found.
+        times: list[datetime] = [h.created_at for hs in found.passages.values() for h in hs]
+        times += [r.at for r in found.rows.values()]
+        now = q.now or (max(times) if times else None)
+        understood = understand(q.query, peers if "names" in on else {}, now)
+        if "time" not in on:
+            understood = Understanding(understood.named, (), understood.current)
+        if "recency" not in on:
+            understood = Understanding(understood.named, understood.windows, False)
+        return understood
+
+    async def _messages(self, ws: str, q: RetrievalQuery, g: Gathered) -> list[RankedMessage]:
+        order, scores, found_by, passage = rank_messages(g, self._config.weights)
+        # Twice what is asked: a message lifted from an observation may be outside the query's
+        # session or peer, and is dropped when its row is read.
+        reranking = "rerank" in g.on and self._reranker is not None
+        head = order[: max(q.messages * 2, self._config.rerank_depth if reranking else 0)]
+        rows = await self._reads.message_rows(
+            ws, head,
+            representation=(q.observer, q.observed) if q.observer and q.observed else None,
+            session_id=q.session_id, peer_id=q.peer_id,
+        )  # fmt: skip
+        by_id = {m.id: (m, prev) for m, prev in rows}
+        head = [i for i in head if i in by_id]
+        if reranking and head:
+            texts = [_passage_text(by_id[i][0].content, passage.get(i)) for i in head]
+            head = await self._reorder(q.query, head, texts, scores)
+        out = []
+        for i in head[: q.messages]:
+            message, previous = by_id[i]
+            hit = passage.get(i)
+            out.append(
+                RankedMessage(
+                    message=message,
+                    score=scores[i],
+                    previous=previous,
+                    found_by=found_by[i],
+                    passage=(hit.start, hit.end) if hit is not None else None,
+                )
+            )
+        return out
+
+    async def _observations(self, q: RetrievalQuery, g: Gathered) -> list[RankedObservation]:
+        order, scores, found_by = rank_observations(g, self._config.weights, q.max_distance)
+        found = g.found
+        if "rerank" in g.on and self._reranker is not None and order:
+            head = order[: max(q.observations, self._config.rerank_depth)]
+            texts = [found.rows[i].content for i in head]
+            order = await self._reorder(q.query, head, texts, scores)
+        return [
+            _ranked_observation(found.rows[i], scores[i], found.distances.get(i), found_by[i])
+            for i in order[: q.observations]
+        ]
+
+    async def _reorder(
+        self, query: str, ids: list[str], texts: list[str], scores: dict[str, float]
+    ) -> list[str]:
+        assert self._reranker is not None
+        given = await self._reranker.rerank(query, texts)
+        if len(given) != len(ids):
+            raise ValueError(f"the reranker scored {len(given)} of {len(ids)} candidates")
+        for i, s in zip(ids, given, strict=True):
+            scores[i] = float(s)
+        return [i for _, i in sorted(zip(given, ids, strict=True), key=lambda p: -p[0])]
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """A query's candidates, what its question says, and the components it runs with."""
+
+    found: Found
+    understood: Understanding
+    on: frozenset[Component]
+
+
+def rank_messages(
+    g: Gathered, weights: Weights
+) -> tuple[list[str], dict[str, float], dict[str, list[str]], dict[str, PassageHit]]:
+    """Message ids best first, their scores, the lists that found each, and its best passage."""
+    found = g.found
+    lists: dict[str, list[str]] = {
+        name: by_best_passage(hits, weights.passages.get(name, 0.0))
+        for name, hits in found.passages.items()
+    }
+    # A message's passage is the one ranked highest by any list (scores are not comparable
+    # across lists, ranks are).
+    best: dict[str, tuple[int, PassageHit]] = {}
+    facts: dict[str, Facts] = {}
+    for hits in found.passages.values():
+        for rank, h in enumerate(hits):
+            if h.message_id not in best or rank < best[h.message_id][0]:
+                best[h.message_id] = (rank, h)
+            facts.setdefault(h.message_id, Facts(h.peer_id, h.created_at))
+    if "facts" in g.on:
+        for name, ranking in found.observations.items():
+            lists[f"facts.{name}"] = [m for i in ranking for m in found.rows[i].source_message_ids]
+            for i in ranking:
+                row = found.rows[i]
+                for m in row.source_message_ids:
+                    facts.setdefault(m, Facts(row.observed, row.at))
+    scores, found_by = fuse(lists, weights)
+    scores = boost(scores, facts, g.understood, weights)
+    return ranked(scores), scores, found_by, {m: h for m, (_, h) in best.items()}
+
+
+def by_best_passage(hits: Sequence[PassageHit], penalty: float) -> list[str]:
+    """Message ids by their best passage's score less ``penalty`` times the log of their
+    passages (0: by the best passage alone)."""
+    best: dict[str, float] = {}
+    for h in hits:
+        score = h.score - penalty * math.log(max(h.parts, 1))
+        if score > best.get(h.message_id, -math.inf):
+            best[h.message_id] = score
+    return sorted(best, key=lambda m: -best[m])
+
+
+def rank_observations(
+    g: Gathered, weights: Weights, max_distance: float | None = None
+) -> tuple[list[str], dict[str, float], dict[str, list[str]]]:
+    """Observation ids best first (none beyond ``max_distance``), scores, and their lists."""
+    found = g.found
+    lists: dict[str, list[str]] = dict(found.observations)
+    if "facts" in g.on:
+        for name, hits in found.passages.items():
+            lists[f"facts.{name}"] = [o for h in hits for o in found.citing.get(h.message_id, ())]
+    scores, found_by = fuse(lists, weights)
+    facts = {i: Facts(r.observed, r.at) for i, r in found.rows.items()}
+    scores = boost(scores, facts, g.understood, weights)
+    order = [i for i in ranked(scores) if i in found.rows]
+    if max_distance is not None:
+        # Only a distance that was measured can be vouched for.
+        order = [i for i in order if found.distances.get(i, 2.0) <= max_distance]
+    return order, scores, found_by
+
+
+def _passage_text(content: str, hit: PassageHit | None) -> str:
+    return content if hit is None else content[hit.start : hit.end]
+
+
+def _ranked_observation(
+    r: ObservationRow, score: float, distance: float | None, found_by: Sequence[str]
+) -> RankedObservation:
+    return RankedObservation(
+        id=r.id, level=r.level, content=r.content, observer=r.observer, observed=r.observed,
+        session_id=r.session_id, created_at=r.created_at, observed_at=r.observed_at,
+        premise_ids=list(r.premise_ids), source_message_ids=list(r.source_message_ids),
+        times_derived=r.times_derived, token_count=r.token_count, score=score,
+        distance=distance, found_by=list(found_by),
+    )  # fmt: skip
+
+
+def _start(work: Awaitable[T]) -> asyncio.Future[T]:
+    """``work`` running; an error it ends with counts as seen if it is never awaited."""
+    task = asyncio.ensure_future(work)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    return task

@@ -1,0 +1,247 @@
+"""The retrieval engine, component by component, on real LoCoMo turns with real MiniLM vectors.
+
+The turns go through the real projections (entities, passages, memory) into a real Postgres;
+the engine reads them as the service does. Each test shows one component earning its place.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo_bench.readers import read_locomo
+from mnemo_context.adapters.evidence import PostgresEvidence
+from mnemo_context.app import build_engine
+from mnemo_context.engine import RetrievalEngine
+from mnemo_projector.entities import EntityProjection
+from mnemo_projector.memory import MemoryProjection
+from mnemo_projector.passages import PassageProjection, split_passages
+from mnemo_runtime.embeddings import Embedder, build_embedder
+from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.pg import open_pool
+from mnemo_runtime.vectors import PgVectorIndex
+from mnemo_schema.events import Event, MessagePosted, PeerCreated, Representation
+from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.retrieval import RetrievalQuery
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[4] / "shared" / "datasets"))
+LOCOMO = DATA / "locomo" / "locomo-dev5.json"
+LONG = (
+    "Here is the plan for the garden this year. " * 40
+    + "The secret ingredient of my compost is crushed eggshells from the bakery next door. "
+    + "I will water the beans every other morning. " * 20
+)
+
+
+@dataclass
+class World:
+    ws: str
+    engine: RetrievalEngine
+    pool: AsyncConnectionPool
+    memory: MemoryAdapters
+    ids: dict[str, str]  # dataset turn id -> message id
+    turns: dict[str, str]  # message id -> dataset turn id
+
+
+def _message(ws: str, turn_id: str, speaker: str, text: str, at: object) -> MessagePosted:
+    peer = speaker.lower()
+    return MessagePosted(
+        workspace=ws, session_id="s" + turn_id.split(":")[0].lstrip("D"), message_id=f"m-{turn_id}",
+        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,  # type: ignore[arg-type]
+        token_count=len(text.split()),
+        representations=[Representation(observer=peer, observed=peer)],
+    )  # fmt: skip
+
+
+async def _apply(
+    pool: AsyncConnectionPool, projection: object, batch: list[tuple[int, Event]]
+) -> None:
+    async with pool.connection() as conn, conn.transaction():
+        await projection.apply(conn, batch)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return build_embedder("minilm", workers=2)
+
+
+@pytest.fixture(scope="module")
+async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
+    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
+    ws = f"w-{uuid.uuid4().hex[:8]}"
+    pool = await open_pool(pg_url, min_size=1, max_size=6)
+    index = PgVectorIndex(pool)
+    passages = PassageProjection(embedder)
+    memory = MemoryProjection(embedder, index, RepresentationStore(pool))
+    async with pool.connection() as conn:
+        await passages.setup(conn)
+        await memory.setup(conn)
+    events: list[Event] = [
+        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
+    ]
+    turns = [t for s in case.sessions[:3] for t in s.turns]
+    events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in turns]
+    last = turns[-1].at + timedelta(days=30)  # type: ignore[operator]
+    events.append(_message(ws, "D9:1", "Melanie", LONG, last))
+    events.append(_message(ws, "D9:2", "Caroline", "I moved to Lisbon for a new job.", last))
+    events.append(
+        _message(ws, "D9:3", "Caroline", "I now live in Porto.", last + timedelta(days=60))
+    )
+    batch = list(enumerate(events, start=1))
+    await _apply(pool, EntityProjection(), batch)
+    await _apply(pool, passages, batch)
+    # What the deriver would write: statements of the speaker, relative dates resolved.
+    observed = [
+        ("D1:3", "caroline", "Caroline went to a LGBTQ support group on 7 May 2023.",
+         "I went to a LGBTQ support group yesterday"),
+        ("D1:14", "melanie", "Melanie painted a lake sunrise in 2022.",
+         "I painted that lake sunrise last year"),
+        ("D2:8", "caroline", "Caroline is researching adoption agencies.",
+         "Researching adoption agencies"),
+    ]  # fmt: skip
+    obs: list[tuple[int, Event]] = [
+        (
+            len(batch) + i,
+            ObservationWritten(
+                workspace=ws, observation_id=f"o-{turn}", observer=peer, observed=peer,
+                content=text, source_message_ids=[f"m-{turn}"], source_span=span,
+            ),
+        )
+        for i, (turn, peer, text, span) in enumerate(observed, start=1)
+    ]  # fmt: skip
+    await _apply(pool, memory, obs)
+    adapters = MemoryAdapters(embedder, index)
+    engine = build_engine(pool, adapters)
+    ids = {t.id: f"m-{t.id}" for t in turns} | {f"D9:{i}": f"m-D9:{i}" for i in (1, 2, 3)}
+    yield World(ws, engine, pool, adapters, ids, {v: k for k, v in ids.items()})
+    await pool.close()
+
+
+async def top(world: World, question: str, k: int = 5, **kw: object) -> list[str]:
+    """The dataset turn ids of the engine's best ``k`` messages."""
+    reply = await world.engine.retrieve(
+        world.ws,
+        RetrievalQuery(query=question, messages=k, **kw),  # type: ignore[arg-type]
+    )
+    return [world.turns[m.message.id] for m in reply.messages]
+
+
+async def test_lexical_ranking_finds_rare_words(world: World) -> None:
+    assert (await top(world, "adoption agencies", 3, without={"dense", "facts"}))[0] == "D2:8"
+    # BM25's idf: one rare word outweighs several common ones.
+    got = await top(world, "what did you do with the violin", 3, without={"dense", "facts"})
+    assert got[0] == "D2:5"
+
+
+async def test_dense_ranking_finds_a_paraphrase_that_shares_no_word(world: World) -> None:
+    question = "Which musical instrument does she practise?"
+    assert "D2:5" not in await top(world, question, 5, without={"dense", "facts"})
+    assert "D2:5" in await top(world, question, 5, without={"lexical", "facts"})
+
+
+async def test_a_long_message_is_found_by_its_best_passage(world: World) -> None:
+    spans = split_passages(LONG)
+    assert len(spans) > 2 and all(b > a for a, b in spans)
+    reply = await world.engine.retrieve(
+        world.ws, RetrievalQuery(query="what is in the compost?", messages=3)
+    )
+    best = reply.messages[0]
+    assert world.turns[best.message.id] == "D9:1"
+    assert best.passage is not None and best.passage != (0, len(LONG))
+    assert "eggshells" in LONG[best.passage[0] : best.passage[1]]
+
+
+async def test_an_observation_lifts_the_message_it_came_from(world: World) -> None:
+    # "7 May 2023" is in the observation only: the message says "yesterday".
+    question = "What happened on 7 May 2023?"
+    assert "D1:3" not in await top(world, question, 3, without={"facts", "time"})
+    assert "D1:3" in await top(world, question, 3, without={"time"})
+
+
+async def test_a_message_lifts_the_observations_derived_from_it(world: World) -> None:
+    query = RetrievalQuery(
+        query="Researching adoption agencies", observer="caroline", observed="caroline",
+        messages=0, observations=3,
+    )  # fmt: skip
+    reply = await world.engine.retrieve(world.ws, query)
+    assert reply.observations[0].id == "o-D2:8"
+    assert "facts.lexical" in reply.observations[0].found_by
+
+
+async def test_a_named_peer_counts_for_more(world: World) -> None:
+    question = "How does Melanie feel about the support group?"
+    named = await top(world, question, 5)
+    unnamed = await top(world, question, 5, without={"names"})
+
+    def place(ranking: list[str]) -> int:  # where Melanie's answer about the group ranks
+        return ranking.index("D1:6") if "D1:6" in ranking else len(ranking)
+
+    assert place(named) < place(unnamed)
+
+
+async def test_a_time_window_prefers_evidence_from_inside_it(world: World) -> None:
+    question = "What did Caroline say about her family in May 2023?"
+    in_may = await top(world, question, 5)
+    assert all(t.startswith(("D1:", "D2:")) for t in in_may[:3])  # sessions of May 2023
+
+
+async def test_a_question_about_now_prefers_the_newest_value(world: World) -> None:
+    question = "Where does Caroline live now?"
+    assert (await top(world, question, 2))[0] == "D9:3"
+
+
+async def test_every_query_gets_a_valid_answer(world: World) -> None:
+    for text in ("the a of", "x" * 10_000, "Где живёт Каролина?", "日本語の質問", "?!"):
+        reply = await world.engine.retrieve(
+            world.ws, RetrievalQuery(query=text, messages=5, observations=5)
+        )
+        assert len(reply.messages) <= 5 and len(reply.observations) <= 5
+    nobody = RetrievalQuery(
+        query="anything", observer="melanie", observed="caroline", observations=5
+    )
+    assert (await world.engine.retrieve(world.ws, nobody)).observations == []
+    empty = await world.engine.retrieve("no-such-workspace", RetrievalQuery(query="anything"))
+    assert empty.messages == [] and empty.observations == []
+
+
+async def test_each_message_comes_with_the_turn_it_answered(world: World) -> None:
+    reply = await world.engine.retrieve(world.ws, RetrievalQuery(query="adoption agencies"))
+    hit = next(m for m in reply.messages if world.turns[m.message.id] == "D2:8")
+    assert hit.previous is not None and world.turns[hit.previous.id] == "D2:7"
+    assert hit.previous.peer_id != hit.message.peer_id
+    assert len({m.message.id for m in reply.messages}) == len(reply.messages)
+
+
+class Reversing:
+    """A reranker that prefers what the engine ranked last, and records what it was shown."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    async def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.shown = list(texts)
+        return [float(i) for i in range(len(texts))]
+
+
+async def test_a_configured_reranker_orders_the_head_and_can_be_switched_off(world: World) -> None:
+    reranker = Reversing()
+    engine = RetrievalEngine(PostgresEvidence(world.pool), world.memory, reranker=reranker)
+    query = RetrievalQuery(query="adoption agencies", messages=3)
+    plain = [m.message.id for m in (await world.engine.retrieve(world.ws, query)).messages]
+    reranked = [m.message.id for m in (await engine.retrieve(world.ws, query)).messages]
+    assert reranker.shown and reranked[0] != plain[0]
+    assert world.engine.components() == engine.components() - {"rerank"}
+    off = query.model_copy(update={"without": frozenset({"rerank"})})
+    assert [m.message.id for m in (await engine.retrieve(world.ws, off)).messages] == plain

@@ -1,0 +1,54 @@
+"""Weighted reciprocal-rank fusion and the boosts a question's understanding earns."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from mnemo_context.fusion import Facts, Weights, boost, fuse, ranked
+from mnemo_context.understanding import Understanding, Window
+
+MAY = datetime(2023, 5, 7, tzinfo=UTC)
+JUNE = datetime(2023, 6, 7, tzinfo=UTC)
+EVEN = Weights(lists={"lexical": 1.0, "dense": 1.0}, named=1.0, window=1.0, current=1.0)
+NOTHING = Understanding(frozenset(), (), False)
+
+
+def test_items_both_lists_agree_on_come_first_and_a_repeat_counts_once() -> None:
+    scores, found = fuse({"lexical": ["a", "b", "c", "a"], "dense": ["b", "c"]}, EVEN)
+    assert ranked(scores) == ["b", "c", "a"]
+    assert found["b"] == ["lexical", "dense"] and found["a"] == ["lexical"]
+    assert scores["a"] == 1 / (EVEN.k + 1)
+
+
+def test_a_list_weighs_by_its_weight_and_a_zero_weight_list_is_ignored() -> None:
+    heavy = Weights(lists={"lexical": 1.0, "dense": 3.0})
+    assert ranked(fuse({"lexical": ["a", "b"], "dense": ["b", "a"]}, heavy)[0]) == ["b", "a"]
+    off = Weights(lists={"lexical": 1.0, "dense": 0.0})
+    scores, found = fuse({"lexical": ["a"], "dense": ["z"]}, off)
+    assert list(scores) == ["a"] and "z" not in found
+    assert fuse({}, EVEN) == ({}, {})
+
+
+def test_ties_keep_the_given_order() -> None:
+    assert ranked({"x": 1.0, "y": 1.0, "z": 2.0}, order=["y", "x"]) == ["z", "y", "x"]
+
+
+def test_boosts_lift_the_named_peer_the_window_and_for_now_the_newer() -> None:
+    scores = {"old": 1.0, "new": 1.0, "bob": 1.0}
+    facts = {
+        "old": Facts("alice", MAY),
+        "new": Facts("alice", JUNE),
+        "bob": Facts("bob", JUNE),
+    }
+    named = boost(scores, facts, Understanding(frozenset({"alice"}), (), False), EVEN)
+    assert named == {"old": 2.0, "new": 2.0, "bob": 1.0}
+    may = Window(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC))
+    in_may = boost(scores, facts, Understanding(frozenset(), (may,), False), EVEN)
+    assert in_may["old"] == 2.0 and in_may["new"] == in_may["bob"] == 1.0
+    now = boost(scores, facts, Understanding(frozenset(), (), True), EVEN)
+    assert now["old"] < now["new"]
+    assert boost(scores, facts, NOTHING, EVEN) == scores
+    # Candidates with no known time or peer are left as they were.
+    assert boost({"x": 1.0}, {}, Understanding(frozenset({"alice"}), (may,), True), EVEN) == {
+        "x": 1.0
+    }

@@ -1,0 +1,225 @@
+"""The passage projection: every message cut into passages, embedded once and indexed by words.
+
+A message of up to ``MAX_PASSAGE_TOKENS`` tokens is one passage; a longer one is cut into
+windows of that many tokens, each overlapping the previous by ``OVERLAP_TOKENS``, so a fact that
+straddles a cut is whole in one of them and every window fits the embedding model (MiniLM reads
+256 tokens, its special tokens and the speaker's name included). Each passage is embedded as
+``"<sender>: <text>"`` and its vector stored with the model's name; its words go into the
+lexical index (``lexicon``). Retrieval scores a message by its best passage.
+
+The vectors' model is recorded: when the process's embedder is another one, the projection
+drops what it made and replays the log, so vectors of two models are never searched together.
+Erasure follows the messages: a deleted session or workspace takes its passages along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from mnemo_projector import lexicon
+from mnemo_runtime.embeddings import Embedder
+from mnemo_runtime.logging import get_logger
+from mnemo_runtime.migrate import schema_lock
+from mnemo_runtime.tokens import token_spans
+from mnemo_runtime.vectors.pgvector import vector_literal
+from mnemo_schema import subjects
+from mnemo_schema.events import Event, MessagePosted, SessionDeleted, WorkspaceDeleted
+
+PASSAGES = "passages"
+MAX_PASSAGE_TOKENS = 240
+OVERLAP_TOKENS = 48
+log = get_logger("mnemo.projector.passages")
+
+
+def split_passages(
+    text: str, max_tokens: int = MAX_PASSAGE_TOKENS, overlap: int = OVERLAP_TOKENS
+) -> list[tuple[int, int]]:
+    """Character spans of ``text``'s passages: token windows overlapping by ``overlap``."""
+    if not 0 <= overlap < max_tokens:
+        raise ValueError("overlap must be smaller than the passage")
+    spans = token_spans(text)
+    if len(spans) <= max_tokens:
+        return [(0, len(text))]
+    out: list[tuple[int, int]] = []
+    step = max_tokens - overlap
+    for first in range(0, len(spans), step):
+        last = min(first + max_tokens, len(spans)) - 1
+        out.append((spans[first][0], spans[last][1]))
+        if last == len(spans) - 1:
+            break
+    return out
+
+
+def embedded_text(sender: str, passage: str) -> str:
+    """What a passage's vector is computed from: its sender and its words."""
+    return f"{sender}: {passage}"
+
+
+DDL = """
+CREATE TABLE IF NOT EXISTS message_passages (
+    workspace text NOT NULL,
+    message_id text NOT NULL,
+    passage integer NOT NULL,
+    session_id text NOT NULL,
+    peer_id text NOT NULL,
+    observers text[] NOT NULL,
+    seq bigint NOT NULL,
+    created_at timestamptz NOT NULL,
+    start_char integer NOT NULL,
+    end_char integer NOT NULL,
+    parts integer NOT NULL,
+    embedding halfvec({dimension}),
+    embedding_model text NOT NULL,
+    PRIMARY KEY (workspace, message_id, passage)
+);
+CREATE INDEX IF NOT EXISTS message_passages_by_sender ON message_passages (workspace, peer_id);
+CREATE INDEX IF NOT EXISTS message_passages_by_session ON message_passages (workspace, session_id);
+CREATE INDEX IF NOT EXISTS message_passages_hnsw ON message_passages
+    USING hnsw (embedding halfvec_ip_ops) WITH (m = 16, ef_construction = 64);
+"""
+
+
+class PassageProjection:
+    """Projects MessagePosted into passages, their vectors and postings; follows erasures."""
+
+    name = PASSAGES
+    # Messages, and the entity events that erase them (a session or a workspace deleted).
+    filter_subject = subjects.EVENT_SUBJECTS
+    applied_subject = subjects.PASSAGES_APPLIED
+    pipelined = False  # apply() reads back which messages are new
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def setup(self, conn: AsyncConnection[Any]) -> None:
+        """Create the tables; start over from the log if they hold another model's vectors."""
+        model, dim = self._embedder.model_name, self._embedder.dimension
+        async with conn.transaction():
+            # The lexicon and vector_indexes come from the migrations; the passages take the
+            # model's dimension, so they are created here, under the lock of schema changes.
+            await schema_lock(conn)
+            cur = await conn.execute(
+                "SELECT dimension, model FROM vector_indexes WHERE name = 'message_passages'"
+            )
+            row = await cur.fetchone()
+            stored = None if row is None else (int(row["dimension"]), str(row["model"]))
+            if stored is not None and stored != (dim, model):
+                log.warning("passages.model_changed", stored=stored[1], model=model)
+                await conn.execute("DROP TABLE IF EXISTS message_passages")
+                await conn.execute("DELETE FROM search_terms WHERE kind = 'm'")
+                await conn.execute("DELETE FROM search_df WHERE kind = 'm'")
+                await conn.execute("DELETE FROM search_docs WHERE kind = 'm'")
+                await conn.execute(
+                    "UPDATE projection_positions SET seq = 0 WHERE name = %s", (PASSAGES,)
+                )
+            await conn.execute(DDL.format(dimension=dim))
+            await conn.execute(
+                "INSERT INTO vector_indexes (name, dimension, model)"
+                " VALUES ('message_passages', %s, %s) ON CONFLICT (name) DO UPDATE"
+                " SET dimension = EXCLUDED.dimension, model = EXCLUDED.model",
+                (dim, model),
+            )
+            await conn.execute(
+                "INSERT INTO projection_positions (name, seq) VALUES (%s, 0) ON CONFLICT DO NOTHING",
+                (PASSAGES,),
+            )
+
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:  # noqa: ARG002
+        """Never one statement: applying embeds and reads back."""
+        return None
+
+    async def idle(self) -> None:
+        """Nothing to maintain: the graph grows as passages are written."""
+
+    async def apply(self, conn: AsyncConnection[Any], batch: Sequence[tuple[int, Event]]) -> None:
+        posted: list[tuple[int, MessagePosted]] = []
+        for seq, event in batch:
+            if isinstance(event, MessagePosted):
+                posted.append((seq, event))
+            elif isinstance(event, SessionDeleted | WorkspaceDeleted):
+                # Erasures take effect in log order: what was posted before goes first.
+                await self._write(conn, posted)
+                posted = []
+                await self._erase(conn, event)
+        await self._write(conn, posted)
+
+    async def _write(
+        self, conn: AsyncConnection[Any], posted: list[tuple[int, MessagePosted]]
+    ) -> None:
+        if not posted:
+            return
+        cur = await conn.execute(
+            "SELECT k.workspace, k.id FROM unnest(%s::text[], %s::text[]) AS k(workspace, id)"
+            " WHERE EXISTS (SELECT 1 FROM message_passages p WHERE p.workspace = k.workspace"
+            " AND p.message_id = k.id)",
+            ([e.workspace for _, e in posted], [e.message_id for _, e in posted]),
+        )
+        done = {(r["workspace"], r["id"]) for r in await cur.fetchall()}
+        rows: list[tuple[int, MessagePosted, int, int, int, int]] = []
+        seen: set[tuple[str, str]] = set()
+        for seq, e in posted:
+            key = (e.workspace, e.message_id)
+            if key in done or key in seen:
+                continue  # a redelivered message: its passages exist
+            seen.add(key)
+            spans = split_passages(e.content)
+            for part, (start, end) in enumerate(spans):
+                rows.append((seq, e, part, start, end, len(spans)))
+        if not rows:
+            return
+        texts = [embedded_text(e.peer_id, e.content[s:t]) for _, e, _, s, t, _ in rows]
+        vectors = await self._embedder.embed(texts)
+        await self._insert(conn, rows, vectors)
+        await lexicon.index(
+            conn,
+            [
+                lexicon.Document(e.workspace, "m", e.peer_id, e.message_id, part, e.content[s:t])
+                for _, e, part, s, t, _ in rows
+            ],
+        )
+
+    async def _insert(
+        self,
+        conn: AsyncConnection[Any],
+        rows: list[tuple[int, MessagePosted, int, int, int, int]],
+        vectors: np.ndarray[Any, Any],
+    ) -> None:
+        model = self._embedder.model_name
+        columns: list[list[Any]] = [[] for _ in range(13)]
+        for (seq, e, part, start, end, parts), vector in zip(rows, vectors, strict=True):
+            observers = sorted({r.observer for r in e.representations})
+            values = (
+                e.workspace, e.message_id, part, e.session_id, e.peer_id,
+                "{" + ",".join(observers) + "}", seq, e.created_at, start, end, parts,
+                vector_literal(vector), model,
+            )  # fmt: skip
+            for column, value in zip(columns, values, strict=True):
+                column.append(value)
+        await conn.execute(
+            "INSERT INTO message_passages (workspace, message_id, passage, session_id, peer_id,"
+            " observers, seq, created_at, start_char, end_char, parts, embedding, embedding_model)"
+            " SELECT w, m, p, s, peer, o::text[], q, c, a, b, n, v::halfvec, model FROM unnest("
+            "%s::text[], %s::text[], %s::int[], %s::text[], %s::text[], %s::text[],"
+            " %s::bigint[], %s::timestamptz[], %s::int[], %s::int[], %s::int[], %s::text[],"
+            " %s::text[]) AS x(w, m, p, s, peer, o, q, c, a, b, n, v, model) ON CONFLICT DO NOTHING",
+            columns,
+        )
+
+    async def _erase(
+        self, conn: AsyncConnection[Any], e: SessionDeleted | WorkspaceDeleted
+    ) -> None:
+        if isinstance(e, WorkspaceDeleted):
+            await conn.execute("DELETE FROM message_passages WHERE workspace = %s", (e.workspace,))
+            await lexicon.drop_workspace(conn, e.workspace, "m")
+            return
+        cur = await conn.execute(
+            "DELETE FROM message_passages WHERE workspace = %s AND session_id = %s"
+            " RETURNING message_id",
+            (e.workspace, e.session_id),
+        )
+        gone = sorted({r["message_id"] for r in await cur.fetchall()})
+        await lexicon.unindex(conn, e.workspace, "m", gone)
