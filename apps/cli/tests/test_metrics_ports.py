@@ -10,7 +10,8 @@ def test_each_local_process_gets_its_own_port_from_the_base() -> None:
     assert ports == {
         "api": {"MNEMO_METRICS_PORT": "9470"},
         "projector": {"MNEMO_METRICS_PORT": "9471"},
-        "memory": {"MNEMO_METRICS_PORT": "9472"},
+        "read": {"MNEMO_METRICS_PORT": "9472"},
+        "memory": {"MNEMO_METRICS_PORT": "9473"},
     }
 
 
