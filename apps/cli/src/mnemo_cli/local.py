@@ -43,7 +43,7 @@ def _port(name: str, default: int) -> int:
 
 # Process name -> the environment that picks its components.
 SPLIT: dict[str, dict[str, str]] = {
-    "api": {"MNEMO_COMPONENTS": "gateway,ingest"},
+    "api": {"MNEMO_COMPONENTS": "gateway,ingest,grpc"},
     "projector": {
         "MNEMO_COMPONENTS": "projector",
         "MNEMO_PROJECTOR_MEMORY": "false",

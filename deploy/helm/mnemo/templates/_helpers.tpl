@@ -42,7 +42,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "mnemo.singletons" -}}ingest projector memoryProjection deriver summarizer dreamer memory{{- end -}}
 {{- define "mnemo.readers" -}}gateway context dialectic grpc{{- end -}}
 {{- define "mnemo.vectorReaders" -}}memoryProjection context dialectic dreamer{{- end -}}
-{{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway{{- end -}}
+{{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway grpc{{- end -}}
 {{/* The durable JetStream consumers each background worker reads (libs/schema subjects and dreams). */}}
 {{- define "mnemo.workerDurables" -}}
 deriver: [deriver]
@@ -69,9 +69,6 @@ dreamer: [dreamer-schedule, dreamer]
 {{- $workers := include "mnemo.workerDurables" . | fromYaml -}}
 {{- range $name, $svc := $v.services -}}
 {{- if $svc.enabled -}}
-{{- if eq $name "grpc" -}}
-{{- fail "services.grpc: this release has no gRPC API yet; leave services.grpc.enabled false" -}}
-{{- end -}}
 {{- range $svc.components -}}
 {{- if not (has . $components) -}}
 {{- fail (printf "services.%s.components: unknown component %q (known: %s)" $name . (join ", " $components)) -}}

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
-from mnemo_gateway.deps import PathId, Svc
+from mnemo_gateway.deps import PathId, Services, Svc
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
 from mnemo_schema.dialectic_queries import (
@@ -49,34 +49,14 @@ def _sse(chunk: ChatChunk) -> bytes:
 
 
 @router.post("/peers/{peer_id}/chat", response_model=ChatAnswer)
-async def chat(
-    workspace_id: PathId, peer_id: PathId, body: ChatBody, svc: Svc, request: Request
-) -> Any:
+async def chat(workspace_id: PathId, peer_id: PathId, body: ChatBody, svc: Svc) -> Any:
     """Ask what ``peer_id`` knows about ``target`` (itself by default)."""
-    if not body.query.strip() or len(body.query) > MAX_QUERY:
-        raise Refusal(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
-    if body.response_format is not None:
-        raise Refusal(
-            422, "response_format: structured answers are not supported", "response_format"
-        )
-    await svc.store.peer(workspace_id, peer_id)
-    if body.target is not None:
-        try:
-            await svc.store.peer(workspace_id, body.target)
-        except Refusal as err:
-            raise Refusal(404, f"peer {body.target!r} not found", "target") from err
-    if body.session_id is not None:
-        await svc.store.session(workspace_id, body.session_id)
-    query = ChatQuery(
-        observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
-        query=body.query, reasoning_level=body.reasoning_level,
-        include_evidence=body.include_evidence,
-    )  # fmt: skip
+    query = await chat_query(workspace_id, peer_id, body, svc)
     subject = subjects.query_subject(workspace_id, "chat")
-    nc = request.app.state.nc
+    nc = svc.nc
     if not body.stream:
-        return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S)
-    chunks = rpc.stream(nc, subject, query, ChatChunk, CHAT_TIMEOUT_S)
+        return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S, cancellable=True)
+    chunks = rpc.stream(nc, subject, query, ChatChunk, CHAT_TIMEOUT_S, cancellable=True)
     # The first chunk is awaited here so a refused query is an HTTP error, not a broken stream.
     first = await anext(chunks)
 
@@ -92,3 +72,26 @@ async def chat(
             yield _sse(ChatChunk(done=True))
 
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+async def chat_query(workspace_id: str, peer_id: str, body: ChatBody, svc: Services) -> ChatQuery:
+    """The dialectic's query for ``body``, once its peers and session are known to exist."""
+    if not body.query.strip() or len(body.query) > MAX_QUERY:
+        raise Refusal(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
+    if body.response_format is not None:
+        raise Refusal(
+            422, "response_format: structured answers are not supported", "response_format"
+        )
+    await svc.store.peer(workspace_id, peer_id)
+    if body.target is not None:
+        try:
+            await svc.store.peer(workspace_id, body.target)
+        except Refusal as err:
+            raise Refusal(404, f"peer {body.target!r} not found", "target") from err
+    if body.session_id is not None:
+        await svc.store.session(workspace_id, body.session_id)
+    return ChatQuery(
+        observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
+        query=body.query, reasoning_level=body.reasoning_level,
+        include_evidence=body.include_evidence,
+    )  # fmt: skip
