@@ -23,9 +23,14 @@ def generate(out: Path) -> None:
     """Write ``mnemo/v1/*_pb2.py``, ``*_pb2.pyi`` and ``*_pb2_grpc.py`` under ``out``."""
     protos = sorted(str(p.relative_to(HERE)) for p in (HERE / PACKAGE).glob("*.proto"))
     include = str(files("grpc_tools") / "_proto")
+    # mypy-protobuf's plugins type the messages and the stubs and servicers (``*_pb2.pyi``,
+    # ``*_pb2_grpc.pyi``), so callers are checked under mypy strict.
+    plugins = Path(sys.executable).parent
     args = [
-        "protoc", f"-I{HERE}", f"-I{include}", f"--python_out={out}", f"--pyi_out={out}",
-        f"--grpc_python_out={out}", *protos,
+        "protoc", f"-I{HERE}", f"-I{include}", f"--python_out={out}",
+        f"--plugin=protoc-gen-mypy={plugins / 'protoc-gen-mypy'}",
+        f"--plugin=protoc-gen-mypy_grpc={plugins / 'protoc-gen-mypy_grpc'}",
+        f"--mypy_out={out}", f"--grpc_python_out={out}", f"--mypy_grpc_out={out}", *protos,
     ]  # fmt: skip
     if protoc.main(args) != 0:
         raise SystemExit("protoc failed")

@@ -133,6 +133,11 @@ def gateway_url() -> str:
     return f"http://127.0.0.1:{_port('MNEMO_GATEWAY_PORT', 8000)}"
 
 
+def grpc_address() -> str:
+    """Where the local gRPC gateway listens."""
+    return f"127.0.0.1:{_port('MNEMO_GRPC_PORT', 50051)}"
+
+
 def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> str:
     """Start what is missing; return the gateway URL once it reports ready.
 

@@ -35,6 +35,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_gateway.app import build_services
 from mnemo_gateway.commands import LocalIngest
+from mnemo_gateway.deps import Services
 from mnemo_gateway.grpc_api.calls import Authorizer, Calls, allow_all
 from mnemo_gateway.grpc_api.dialectic import dialectic_servicer
 from mnemo_gateway.grpc_api.entities import peer_servicer, session_servicer, workspace_servicer
@@ -50,24 +51,13 @@ from mnemo_runtime.logging import get_logger
 
 log = get_logger("mnemo.gateway.grpc")
 
-# Each service's descriptor and how to add its servicer, with the factory of the servicer.
-_SERVICES = (
-    (workspaces_pb2, workspaces_pb2_grpc.add_WorkspaceServiceServicer_to_server, workspace_servicer),
-    (peers_pb2, peers_pb2_grpc.add_PeerServiceServicer_to_server, peer_servicer),
-    (sessions_pb2, sessions_pb2_grpc.add_SessionServiceServicer_to_server, session_servicer),
-    (messages_pb2, messages_pb2_grpc.add_MessageServiceServicer_to_server, message_servicer),
-    (conclusions_pb2, conclusions_pb2_grpc.add_ConclusionServiceServicer_to_server,
-     conclusion_servicer),
-    (context_pb2, context_pb2_grpc.add_ContextServiceServicer_to_server, context_servicer),
-    (dialectic_pb2, dialectic_pb2_grpc.add_DialecticServiceServicer_to_server,
-     dialectic_servicer),
-    (queue_pb2, queue_pb2_grpc.add_QueueServiceServicer_to_server, queue_servicer),
-    (dreams_pb2, dreams_pb2_grpc.add_DreamServiceServicer_to_server, dream_servicer),
+_MODULES = (
+    workspaces_pb2, peers_pb2, sessions_pb2, messages_pb2, conclusions_pb2, context_pb2,
+    dialectic_pb2, queue_pb2, dreams_pb2,
 )  # fmt: skip
-
 SERVICE_NAMES = tuple(
     service.full_name
-    for module, _, _ in _SERVICES
+    for module in _MODULES
     for service in module.DESCRIPTOR.services_by_name.values()
 )
 
@@ -99,8 +89,7 @@ async def grpc_gateway(
             ("grpc.max_send_message_length", 64 * 1024 * 1024),
         ]
     )
-    for _, add, make in _SERVICES:
-        add(make(svc, calls), server)  # type: ignore[no-untyped-call]
+    _add_servicers(server, svc, calls)
     checks = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checks, server)
     reflection.enable_server_reflection(
@@ -118,3 +107,21 @@ async def grpc_gateway(
             for name in ("", *SERVICE_NAMES):
                 await checks.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
             await server.stop(grace=5)
+
+
+def _add_servicers(server: grpc.aio.Server, svc: Services, calls: Calls) -> None:
+    workspaces_pb2_grpc.add_WorkspaceServiceServicer_to_server(
+        workspace_servicer(svc, calls), server
+    )
+    peers_pb2_grpc.add_PeerServiceServicer_to_server(peer_servicer(svc, calls), server)
+    sessions_pb2_grpc.add_SessionServiceServicer_to_server(session_servicer(svc, calls), server)
+    messages_pb2_grpc.add_MessageServiceServicer_to_server(message_servicer(svc, calls), server)
+    conclusions_pb2_grpc.add_ConclusionServiceServicer_to_server(
+        conclusion_servicer(svc, calls), server
+    )
+    context_pb2_grpc.add_ContextServiceServicer_to_server(context_servicer(svc, calls), server)
+    dialectic_pb2_grpc.add_DialecticServiceServicer_to_server(
+        dialectic_servicer(svc, calls), server
+    )
+    queue_pb2_grpc.add_QueueServiceServicer_to_server(queue_servicer(svc, calls), server)
+    dreams_pb2_grpc.add_DreamServiceServicer_to_server(dream_servicer(svc, calls), server)
