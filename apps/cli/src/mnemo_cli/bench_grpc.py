@@ -24,6 +24,8 @@ from mnemo.v1 import workspaces_pb2_grpc as wg
 
 SENTENCE = "I moved to Lisbon last spring and I have been learning Portuguese since."
 CONTEXT_MESSAGES = 200
+# Batches a streaming client has sent and not yet had answered.
+WINDOW = 2
 
 
 def _quantiles(lat: list[float]) -> dict[str, float]:
@@ -79,10 +81,13 @@ async def _streaming(channel: grpc.aio.Channel, clients: int, seconds: float) ->
     async def client(i: int) -> None:
         nonlocal stored
         parent = f"workspaces/{ws}/sessions/s{i}"
+        # A client keeps a few batches in flight, no more: the next is sent as one is answered.
+        window = asyncio.Semaphore(WINDOW)
 
         async def batches() -> AsyncIterator[mp.StreamMessagesRequest]:
             n = 0
             while time.monotonic() < deadline:
+                await window.acquire()
                 n += 1
                 yield mp.StreamMessagesRequest(
                     parent=parent, request_id=f"{i}-{n}",
@@ -95,6 +100,7 @@ async def _streaming(channel: grpc.aio.Channel, clients: int, seconds: float) ->
 
         async for ack in stub.StreamMessages(batches()):
             stored += len(ack.message_ids)
+            window.release()
 
     await asyncio.gather(*(client(i) for i in range(clients)))
     took = time.monotonic() - start
