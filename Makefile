@@ -12,6 +12,10 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 export MNEMO_STATE_DIR ?= $(CURDIR)/.local
 export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
+# pytest keeps its last three temporary folders and deletes older ones as a new run starts: a
+# folder of each checkout's own, so that runs in two checkouts never delete each other's servers.
+PYTEST_TEMPROOT := /tmp/mnemo-pytest-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
+export PYTEST_DEBUG_TEMPROOT := $(PYTEST_TEMPROOT)
 
 .PHONY: help proto proto-baseline setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
 
@@ -93,13 +97,16 @@ demo: setup ## start the stack and ingest a real LoCoMo conversation through the
 	$(RUN) mnemo demo
 
 test: setup train-env $(JS_SDK) $(DEPLOY_TOOLS) ## run every test (unit, contract, integration) on real NATS and Postgres
+	@mkdir -p $(PYTEST_TEMPROOT)
 	$(RUN) pytest -q -m "not sft"
 	$(TRAIN_RUN) pytest -q -m sft apps/train/tests
 
 test-unit: setup $(DEPLOY_TOOLS) ## only the fast tests
+	@mkdir -p $(PYTEST_TEMPROOT)
 	$(RUN) pytest -q -m "not integration and not sft"
 
 test-int: setup $(JS_SDK) ## only the integration tests
+	@mkdir -p $(PYTEST_TEMPROOT)
 	$(RUN) pytest -q -m integration
 
 lint: setup $(BUF) ## ruff, the import contract, buf lint and breaking check, generated gRPC code current
