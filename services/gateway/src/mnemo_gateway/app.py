@@ -29,6 +29,7 @@ from mnemo_gateway.routes import (
     queue,
     sessions,
     summaries,
+    uploads,
     workspaces,
 )
 from mnemo_gateway.settings import GatewaySettings
@@ -112,8 +113,8 @@ def build_app(
     app.state.services = services
     errors.install(app)
     for r in (
-        health, workspaces, peers, sessions, messages, conclusions, queue, cards, summaries,
-        context, dialectic, dreams,
+        health, workspaces, peers, sessions, messages, uploads, conclusions, queue, cards,
+        summaries, context, dialectic, dreams,
     ):  # fmt: skip
         app.include_router(r.router)
 
