@@ -13,7 +13,6 @@ import mimetypes
 from io import BytesIO
 
 from pypdf import PdfReader
-from pypdf.errors import PdfReadError
 
 from mnemo_schema.errors import Refusal
 
@@ -71,11 +70,14 @@ def _decode(data: bytes) -> str:
 def _pdf_text(data: bytes) -> str:
     try:
         reader = PdfReader(BytesIO(data))
-        if reader.is_encrypted:
-            raise Refusal(422, "file: the PDF is encrypted", "file")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, TypeError) as err:
+        encrypted = reader.is_encrypted
+        pages = [] if encrypted else [page.extract_text() or "" for page in reader.pages]
+    except Exception as err:
+        # A parser of untrusted bytes fails in many ways (a bad stream, a missing key, a
+        # reference cycle); every one of them means the same to the caller.
         raise Refusal(422, f"file: not a readable PDF ({type(err).__name__})", "file") from err
+    if encrypted:
+        raise Refusal(422, "file: the PDF is encrypted", "file")
     return "\n\n".join(f"[Page {n}]\n{text}" for n, text in enumerate(pages, 1) if text.strip())
 
 
