@@ -15,6 +15,7 @@ from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import EntityId, Metadata
+from mnemo_schema.keys import KeyRevoked
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 from mnemo_schema.summaries import SummaryUpdated
 from mnemo_schema.text import StorableText, StorableTime, StoredJson
@@ -183,7 +184,8 @@ Event = Annotated[
     | PeerCardUpdated
     | SummaryUpdated
     | DreamDue
-    | DreamCompleted,
+    | DreamCompleted
+    | KeyRevoked,
     Field(discriminator="type"),
 ]
 
@@ -195,6 +197,6 @@ def decode_event(data: bytes) -> Event:
     return EVENT_ADAPTER.validate_json(data)
 
 
-def encode_event(event: Envelope) -> bytes:
+def encode_event(event: Envelope | KeyRevoked) -> bytes:
     """Serialise one event to JSON bytes."""
     return event.model_dump_json().encode()

@@ -1,4 +1,4 @@
-"""What route handlers receive: the command bus and the read store."""
+"""What route handlers receive: the command bus, the read store and the authority."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Query, Request
 from nats.aio.client import Client as NATS
 
+from mnemo_gateway.auth.authority import Authority
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.store import ReadStore
 from mnemo_schema.ids import ID_MAX_LENGTH, ID_PATTERN
@@ -21,6 +22,7 @@ class Services:
     store: ReadStore
     # Queries to the context and dialectic services, and events published directly.
     nc: NATS
+    authority: Authority
 
 
 async def _services(request: Request) -> Services:

@@ -20,6 +20,7 @@ from mnemo_schema.commands import (
 )
 from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.ids import ID_PATTERN
+from mnemo_schema.keys import KEY_COMMANDS, RevokeKey
 
 _tracer = tracer("mnemo.ingest")
 
@@ -55,6 +56,20 @@ def build_router(service: IngestService) -> NatsRouter:
             attributes={"workspace": workspace},
         ):
             reply = await _handle(service, workspace, msg.body)
+        return reply.model_dump_json().encode()
+
+    @router.subscriber(KEY_COMMANDS, queue=subjects.INGEST_QUEUE, decoder=_itself)
+    async def on_key_command(msg: NatsMessage) -> bytes:
+        """mnemo.keys.revoke: append a key's revocation to the log; reply with a CommandReply."""
+        with _tracer.start_as_current_span(
+            "ingest.revoke_key", context=extract_context(msg.headers)
+        ):
+            try:
+                cmd = RevokeKey.model_validate_json(msg.body)
+            except ValidationError as err:
+                reply = CommandReply.refused(refusal(err))
+            else:
+                reply = await service.revoke_key(cmd, inject_headers())
         return reply.model_dump_json().encode()
 
     return router

@@ -8,12 +8,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from mnemo_schema.events import Envelope, Event
+from mnemo_schema.keys import KeyRevoked
 
 
 class EventLog(Protocol):
     """The append-only event log."""
 
-    async def append(self, events: Sequence[Envelope]) -> Awaitable[list[int]]:
+    async def append(self, events: Sequence[Envelope | KeyRevoked]) -> Awaitable[list[int]]:
         """Queue ``events`` in order; the awaitable gives their positions once stored."""
         ...
 

@@ -12,6 +12,7 @@ from mnemo_runtime.logging import get_logger
 from mnemo_schema import commands as c
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import MessagePosted
+from mnemo_schema.keys import KeyRevoked, RevokeKey
 
 log = get_logger("mnemo.ingest")
 INLINE_TOKENIZE_CHARS = 2_000
@@ -118,6 +119,13 @@ class IngestService:
         if stored is not None:
             await asyncio.shield(stored)
         return await self._directory.session_copy(workspace, session_id, model.watermark)
+    async def revoke_key(
+        self, cmd: RevokeKey, trace: dict[str, str] | None = None
+    ) -> c.CommandReply:
+        """Append ``KeyRevoked``; the reply's watermark is its position in the log."""
+        event = KeyRevoked.of(cmd, trace)
+        (seq,) = await (await self._log.append([event]))
+        return c.CommandReply(ok=True, watermark=seq, event_ids=[event.event_id])
 
     async def _count(self, messages: list[c.NewMessage]) -> list[int]:
         texts = [m.content for m in messages]
