@@ -21,8 +21,10 @@ import httpx
 from mnemo_cli import bench_context, bench_grpc
 from mnemo_cli.bench_memory import embedding, freshness
 from mnemo_cli.bench_storage import compare_stores
+from mnemo_cli.keys import auth_headers
 from mnemo_cli.local import gateway_url, grpc_address, stop, up
 from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.stack import local_api_key
 
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
 
@@ -34,20 +36,24 @@ class _Conn:
     request here, as much as a third of what the server spends, and took it from the server.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: str | None
+    ) -> None:
         self._r, self._w = reader, writer
+        self._auth = b"Authorization: Bearer %s\r\n" % key.encode() if key else b""
 
     @classmethod
     async def open(cls, url: str) -> _Conn:
         host, _, port = url.removeprefix("http://").partition(":")
-        return cls(*await asyncio.open_connection(host, int(port or 80)))
+        key = local_api_key(InfraSettings().state_dir)
+        return cls(*await asyncio.open_connection(host, int(port or 80)), key)
 
     async def post(self, path: str, body: object) -> bytes:
         """POST JSON; the response body, or RuntimeError on a status >= 300."""
         data = json.dumps(body).encode()
         self._w.write(
-            b"POST %s HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n%s" % (path.encode(), len(data), data)
+            b"POST %s HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n%s"
+            b"Content-Length: %d\r\n\r\n%s" % (path.encode(), self._auth, len(data), data)
         )
         head = await self._r.readuntil(b"\r\n\r\n")
         length = 0
@@ -206,7 +212,10 @@ async def bench(
     # Without the memory benchmarks, the write path alone: no memory process competes.
     await asyncio.to_thread(up, settings, 90.0, memory)
     limits = httpx.Limits(max_connections=clients * 2)
-    async with httpx.AsyncClient(base_url=gateway_url(), timeout=30, limits=limits) as http:
+    headers = auth_headers(settings)
+    async with httpx.AsyncClient(
+        base_url=gateway_url(), timeout=30, limits=limits, headers=headers
+    ) as http:
         # Memory figures first, on an idle machine: the write-path runs leave the deriver a
         # backlog that would compete for the cores.
         fresh: dict[str, float] = {}

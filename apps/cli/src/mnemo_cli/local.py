@@ -1,6 +1,8 @@
 """``mnemo up`` / ``down`` / ``status``: the embedded default stack on this machine.
 
-NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then Mnemo
+NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set (NATS with
+a service user for Mnemo, see ``mnemo_runtime.nats_users``); keys are made on first start (see
+``keys``), and the gateway asks every request for one (unless MNEMO_AUTH=off); then Mnemo
 is started detached, as four processes: ``api`` (gateway and ingest, which takes the gateway's
 commands directly), ``projector`` (the entity and message tables), ``read`` (context with the
 retrieval engine, and dialectic) and ``memory`` (the memory and passage projections, deriver,
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import httpx
 
+from mnemo_cli.keys import admin_key_path, local_keys
 from mnemo_runtime.memory.wiring import MemorySettings
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.stack import (
@@ -33,6 +36,7 @@ from mnemo_runtime.stack import (
     LocalPostgres,
     read_pid,
     record_stack,
+    redacted,
     stop_pid,
 )
 
@@ -149,8 +153,13 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     env = dict(os.environ)
     env["NATS_URL"] = settings.nats_url or nats.start()
     env["DATABASE_URL"] = settings.database_url or pg.start()
-    print(f"NATS      {env['NATS_URL']}")
-    print(f"Postgres  {env['DATABASE_URL']}")
+    print(f"NATS      {redacted(env['NATS_URL'])}")
+    print(f"Postgres  {redacted(env['DATABASE_URL'])}")
+    keys = local_keys(settings)
+    if keys is not None:
+        env.setdefault("MNEMO_AUTH_KEYS_DIR", str(keys))
+        if admin_key_path(settings).exists():
+            print(f"Admin key {admin_key_path(settings)}  (`mnemo key` prints it)")
     url = gateway_url()
     env.setdefault("MNEMO_GATEWAY_PORT", str(_port("MNEMO_GATEWAY_PORT", 8000)))
     # Tools started later (``mnemo bench``) find the stack here without being told.

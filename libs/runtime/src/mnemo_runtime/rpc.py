@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
+from mnemo_schema import subjects
 from mnemo_schema.errors import Refusal, refusal
 
 STREAM_HEADER = "Mnemo-Stream"
@@ -143,6 +144,9 @@ async def serve(
     """Answer queries on ``subject_filter`` (a queue group, so replicas share the load)."""
 
     async def on_msg(msg: Msg) -> None:
+        if not subjects.is_inbox(msg.reply or ""):
+            log.warning("rpc.reply_refused", subject=msg.subject, reply_to=msg.reply[:200])
+            return  # nowhere to answer, or not an inbox: see subjects.is_inbox
         with _tracer.start_as_current_span(
             f"query {msg.subject.rsplit('.', 1)[-1]}", context=extract_context(msg.headers)
         ):

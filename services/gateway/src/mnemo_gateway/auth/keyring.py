@@ -13,7 +13,6 @@ from the token's header, but only one this keyring holds a key for is ever tried
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError, model_validator
 
 from mnemo_gateway.auth.settings import AuthSettings
+from mnemo_runtime.private_files import write_private
 from mnemo_schema.errors import Refusal
 from mnemo_schema.ids import EntityId
 from mnemo_schema.keys import KeyScope
@@ -204,14 +204,6 @@ class Keyring:
             return _Payload.model_validate(decoded).claims()
         except ValidationError as err:
             raise unauthorised("the key's claims are not those of a Mnemo key") from err
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` readable by its owner only (created so, never widened)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    path.chmod(0o600)
 
 
 def generate_keys(folder: Path) -> None:
