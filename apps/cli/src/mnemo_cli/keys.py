@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from mnemo_gateway.auth.keyring import Keyring, generate_keys
+from mnemo_gateway.auth.keyring import SIGNING_FILE, VERIFY_FILE, Keyring, generate_keys
 from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_runtime.nats_users import NatsUser
 from mnemo_runtime.private_files import write_private
@@ -34,6 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--expires-in", type=float, help="seconds until the minted key expires")
     p.add_argument("--nats", metavar="WORKSPACE", help="a NATS user for an agent of WORKSPACE")
     p.add_argument("--revoke", metavar="KEY_ID", help="revoke a key, through the local gateway")
+    p.add_argument(
+        "--new-keys", metavar="DIR", type=Path,
+        help="make a signing key and its public key in DIR (for a deployment's Secret), and print"
+        " an admin key signed with it",
+    )  # fmt: skip
 
 
 def admin_key_path(settings: InfraSettings) -> Path:
@@ -80,6 +85,17 @@ def auth_headers(settings: InfraSettings | None = None) -> dict[str, str]:
 
 def main(args: argparse.Namespace, settings: InfraSettings) -> int:
     """Run ``mnemo key``."""
+    if args.new_keys:
+        if (args.new_keys / SIGNING_FILE).exists():
+            raise SystemExit(f"{args.new_keys} holds a signing key already")
+        generate_keys(args.new_keys)
+        keyring = Keyring.load(AuthSettings(MNEMO_AUTH="on", keys_dir=args.new_keys))
+        print(keyring.mint(KeyScope.ADMIN)[0])
+        print(
+            f"keys in {args.new_keys}: {SIGNING_FILE} (mints), {VERIFY_FILE} (verifies)",
+            file=sys.stderr,
+        )
+        return 0
     if args.nats:
         return _nats_user(args.nats, settings)
     if args.revoke:

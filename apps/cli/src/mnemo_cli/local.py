@@ -151,7 +151,7 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     priorities = {name: _priority(name) for name in layout}  # a bad setting stops us here
     nats, pg, run = _paths(settings.state_dir)
     env = dict(os.environ)
-    env["NATS_URL"] = settings.nats_url or nats.start()
+    env["NATS_URL"] = settings.nats() or nats.start()
     env["DATABASE_URL"] = settings.database_url or pg.start()
     print(f"NATS      {redacted(env['NATS_URL'])}")
     print(f"Postgres  {redacted(env['DATABASE_URL'])}")
