@@ -9,13 +9,16 @@ from pathlib import Path
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nats.aio.client import Client as NATS
 from pydantic import SecretStr
+from structlog.testing import capture_logs
 
 from mnemo_gateway.auth.authority import Authority, bearer
 from mnemo_gateway.auth.keyring import Keyring, generate_keys
+from mnemo_gateway.auth.revocations import Revocations
 from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_schema.errors import Refusal
-from mnemo_schema.keys import KeyScope
+from mnemo_schema.keys import KeyRevoked, KeyScope, RevokeKey
 
 SECRET = SecretStr("s" * 40)
 
@@ -128,3 +131,29 @@ def test_auth_is_on_unless_turned_off_and_then_needs_a_key(monkeypatch: pytest.M
     assert not AuthSettings().enabled
     with pytest.raises(RuntimeError, match="no key to verify with"):
         Authority(Keyring(), None)
+
+
+def test_with_auth_off_every_start_warns_and_every_caller_is_let_in() -> None:
+    with capture_logs() as logs:
+        authority = Authority.build(AuthSettings(MNEMO_AUTH="off"), NATS().jetstream())
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["gateway.auth_off"]
+    chat = ("POST", "/v3/workspaces/{workspace_id}/peers/{peer_id}/chat")
+    assert authority.authorise(None, chat, {"workspace_id": "w", "peer_id": "p"}).scope is None
+    with pytest.raises(Refusal) as err:
+        authority.mint(KeyScope.ADMIN)
+    assert err.value.status == 501
+
+
+def test_a_revocation_is_kept_until_the_key_would_have_expired() -> None:
+    revoked = Revocations(NATS().jetstream())
+    now = datetime.now(UTC)
+    for key_id, expires in (("past", now - timedelta(seconds=1)), ("soon", now + timedelta(hours=1)),
+                            ("never", None)):  # fmt: skip
+        revoked.add(KeyRevoked.of(RevokeKey(key_id=key_id, expires_at=expires)))
+    assert "past" not in revoked and "soon" in revoked and "never" in revoked
+    ring = Keyring(Ed25519PrivateKey.generate())
+    authority = Authority(ring, revoked)
+    token, claims = ring.mint(KeyScope.WORKSPACE, "w")
+    revoked.add(KeyRevoked.of(RevokeKey(key_id=claims.key_id)))
+    with pytest.raises(Refusal, match="revoked"):
+        authority.authenticate(token)
