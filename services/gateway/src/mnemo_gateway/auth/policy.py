@@ -45,19 +45,20 @@ class Rule:
             return ()
         return tuple(p for p in (self.workspace, self.peer, self.session) if p is not None)
 
-    def scope(self) -> str:
+    def keys(self) -> str:
         """The keys that reach it, in words (the README's table)."""
         if self.public:
-            return "none"
+            return "none needed"
         if self.admin:
             return "admin"
-        keys = [f"workspace (`{self.workspace}`)"]
+        where = "" if self.workspace == "workspace_id" else f" (`{self.workspace}`)"
+        keys = ["admin", f"workspace{where}"]
         if self.peer:
             keys.append(f"peer (`{self.peer}`)")
         if self.session:
             keys.append(f"session (`{self.session}`)")
         if self.members:
-            keys.append("peer, session")
+            keys.append("any peer or session key of it")
         return ", ".join(keys)
 
 
@@ -173,3 +174,15 @@ def authorise(claims: Claims, operation: Operation, ids: Mapping[str, str | None
     if named is not None and mine is not None and ids.get(named) == mine:
         return Principal.of(claims)
     raise _forbidden(f"this key reaches its {claims.scope.value} only")
+
+
+def table() -> str:
+    """Every operation and the keys that reach it, as the README's Markdown table."""
+    rows = ["| method | route | keys that reach it |", "|---|---|---|"]
+    for (method, template), rule in RULES.items():
+        rows.append(f"| {method} | `{template}` | {rule.keys()} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(table())
