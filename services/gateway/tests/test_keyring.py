@@ -140,7 +140,7 @@ def test_with_auth_off_every_start_warns_and_every_caller_is_let_in() -> None:
     chat = ("POST", "/v3/workspaces/{workspace_id}/peers/{peer_id}/chat")
     assert authority.authorise(None, chat, {"workspace_id": "w", "peer_id": "p"}).scope is None
     with pytest.raises(Refusal) as err:
-        authority.mint(KeyScope.ADMIN)
+        authority.signer()
     assert err.value.status == 501
 
 

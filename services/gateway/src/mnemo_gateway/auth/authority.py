@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime
 
 from nats.js import JetStreamContext
 
@@ -21,7 +20,6 @@ from mnemo_gateway.auth.revocations import Revocations
 from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_runtime.logging import get_logger
 from mnemo_schema.errors import Refusal
-from mnemo_schema.keys import KeyScope
 
 log = get_logger("mnemo.gateway")
 
@@ -112,15 +110,8 @@ class Authority:
             return ANYONE
         return policy.authorise(self.authenticate(token), operation, ids)
 
-    def mint(
-        self,
-        scope: KeyScope,
-        workspace: str | None = None,
-        peer: str | None = None,
-        session: str | None = None,
-        expires_at: datetime | None = None,
-    ) -> tuple[str, Claims]:
-        """A new key (see ``Keyring.mint``)."""
+    def signer(self) -> Keyring:
+        """The keyring that mints keys here (a 501 refusal where none can be minted)."""
         if self.keyring is None:
             raise Refusal(501, "authentication is off here (MNEMO_AUTH=off): it mints no keys")
-        return self.keyring.mint(scope, workspace, peer, session, expires_at)
+        return self.keyring

@@ -7,7 +7,6 @@ whose key would have expired by now is forgotten: the key is refused as expired 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 
@@ -17,6 +16,7 @@ from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
+from mnemo_gateway.positions import Position
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
 from mnemo_schema.keys import KEY_EVENTS, KeyRevoked
@@ -30,8 +30,7 @@ class Revocations:
     def __init__(self, js: JetStreamContext) -> None:
         self._js = js
         self._revoked: dict[str, float | None] = {}  # key id -> its expiry, if known
-        self.position = 0
-        self._changed = asyncio.Event()
+        self.position = Position()
         self._sub: JetStreamContext.PushSubscription | None = None
 
     def __contains__(self, key_id: str) -> bool:
@@ -66,7 +65,7 @@ class Revocations:
             log.error("gateway.undecodable_key_event", seq=msg.metadata.sequence.stream)
         else:
             self.add(event)
-        self._advance(int(msg.metadata.sequence.stream))
+        self.position.advance(int(msg.metadata.sequence.stream))
 
     def add(self, event: KeyRevoked) -> None:
         """Refuse ``event.key_id`` from now on."""
@@ -77,21 +76,6 @@ class Revocations:
         if len(self._revoked) % 1024 == 0:  # now and then, forget what has expired
             self._revoked = {k: e for k, e in self._revoked.items() if e is None or e > now}
 
-    def _advance(self, seq: int) -> None:
-        if seq > self.position:
-            self.position = seq
-            self._changed.set()
-            self._changed = asyncio.Event()
-
     async def wait(self, seq: int, timeout: float) -> bool:
         """True once the revocations up to stream position ``seq`` are known here."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while self.position < seq:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return False
-            changed = self._changed
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), remaining)
-        return True
+        return await self.position.wait(seq, timeout)

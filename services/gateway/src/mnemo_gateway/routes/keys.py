@@ -53,7 +53,9 @@ async def create_key(
         if expires_at <= datetime.now(UTC):
             raise Refusal(422, "expires_at: must be in the future", "expires_at")
     scope = KeyScope.PEER if peer_id else KeyScope.SESSION if session_id else KeyScope.WORKSPACE
-    token, claims = svc.authority.mint(scope, workspace_id, peer_id, session_id, expires_at)
+    token, claims = svc.authority.signer().mint(
+        scope, workspace_id, peer_id, session_id, expires_at
+    )
     return KeyOut(
         key=token, key_id=claims.key_id, scope=scope, workspace_id=workspace_id,
         peer_id=peer_id, session_id=session_id,
