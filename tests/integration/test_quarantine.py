@@ -24,7 +24,7 @@ from mnemo_runtime.infra import open_infra
 from mnemo_schema import subjects
 from mnemo_schema.events import Event, MessagePosted, Representation, encode_event
 
-from .conftest import wait_until
+from .conftest import admin_headers, wait_until
 
 
 def _dlq(db: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -54,7 +54,11 @@ def _poison(workspace: str, content: str) -> bytes:
 
 def _messages(url: str, workspace: str) -> list[str] | None:
     """The session's messages, or None while it is not (yet) there, as during a replay."""
-    r = httpx.post(f"{url}/v3/workspaces/{workspace}/sessions/s/messages/list", json={})
+    r = httpx.post(
+        f"{url}/v3/workspaces/{workspace}/sessions/s/messages/list",
+        json={},
+        headers=admin_headers(),
+    )
     if r.status_code == 404:
         return None
     assert r.status_code == 200, r.text
