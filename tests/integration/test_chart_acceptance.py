@@ -27,6 +27,7 @@ from honcho import Honcho
 from mnemo.v1 import messages_pb2 as mp
 from mnemo.v1 import messages_pb2_grpc as mg
 
+from mnemo_cli.bench_grpc import credentials
 from mnemo_runtime.stack import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,7 +198,8 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         assert "nurse" in (alice.chat("Where does Alice work?") or "")
         # The gRPC gateway, a pod of its own, reads the same messages.
         (rpc,) = [p for p in deployments if p.name == "m-mnemo-grpc"]
-        with grpc.insecure_channel(f"127.0.0.1:{rpc.env['MNEMO_GRPC_PORT']}") as channel:
+        address = f"127.0.0.1:{rpc.env['MNEMO_GRPC_PORT']}"
+        with grpc.secure_channel(address, credentials(keys.admin)) as channel:
             listed = mg.MessageServiceStub(channel).ListMessages(
                 mp.ListMessagesRequest(parent="workspaces/chart/sessions/s"), timeout=30
             )

@@ -33,6 +33,8 @@ from mnemo.v1 import sessions_pb2_grpc as sg
 from mnemo.v1 import workspaces_pb2 as wp
 from mnemo.v1 import workspaces_pb2_grpc as wg
 
+from mnemo_cli.bench_grpc import credentials
+
 AT = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 TURNS = [
     ("alice", "I moved to Lisbon last week and I work as a nurse there.", {"n": 1}),
@@ -229,8 +231,9 @@ def grpc_side(channel: grpc.Channel, ws: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def channel(mnemo):
-    with grpc.insecure_channel(f"127.0.0.1:{mnemo.grpc_port}") as ch:
+def channel(mnemo, keys):
+    address = f"127.0.0.1:{mnemo.grpc_port}"
+    with grpc.secure_channel(address, credentials(keys.admin)) as ch:
         grpc.channel_ready_future(ch).result(timeout=30)
         yield ch
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -10,6 +12,8 @@ from mnemo.v1 import dialectic_pb2 as dp
 from mnemo.v1 import dialectic_pb2_grpc as dg
 from mnemo.v1 import messages_pb2 as mp
 from mnemo.v1 import messages_pb2_grpc as mg
+from mnemo.v1 import peers_pb2 as pp
+from mnemo.v1 import peers_pb2_grpc as pg
 from mnemo.v1 import queue_pb2 as qp
 from mnemo.v1 import queue_pb2_grpc as qg
 from mnemo.v1 import resources_pb2 as rp
@@ -18,12 +22,15 @@ from mnemo.v1 import sessions_pb2_grpc as sg
 from mnemo.v1 import workspaces_pb2 as wp
 from mnemo.v1 import workspaces_pb2_grpc as wg
 
+from mnemo_cli.bench_grpc import credentials
 from mnemo_gateway.grpc_api.server import SERVICE_NAMES
+from mnemo_schema.keys import KeyScope
 
 
 @pytest.fixture(scope="module")
-def channel(mnemo):
-    with grpc.insecure_channel(f"127.0.0.1:{mnemo.grpc_port}") as ch:
+def channel(mnemo, keys):
+    address = f"127.0.0.1:{mnemo.grpc_port}"
+    with grpc.secure_channel(address, credentials(keys.admin)) as ch:
         grpc.channel_ready_future(ch).result(timeout=30)
         yield ch
 
@@ -159,3 +166,52 @@ def test_a_message_larger_than_the_body_limit_is_resource_exhausted(channel, wor
     with pytest.raises(grpc.RpcError) as err:
         mg.MessageServiceStub(channel).CreateMessages(huge)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def _code(call: Any) -> grpc.StatusCode:
+    with pytest.raises(grpc.RpcError) as err:
+        call()
+    return err.value.code()
+
+
+def test_calls_are_authorised_by_their_key_as_http_requests_are(mnemo, channel, keys, workspace):
+    session = _session(channel, workspace)
+    address = f"127.0.0.1:{mnemo.grpc_port}"
+    listing = mp.ListMessagesRequest(parent=session)
+    with grpc.insecure_channel(address) as bare:
+        assert _code(lambda: mg.MessageServiceStub(bare).ListMessages(listing)) == (
+            grpc.StatusCode.UNAUTHENTICATED
+        )
+    with grpc.secure_channel(address, credentials("not-a-key")) as wrong:
+        assert _code(lambda: mg.MessageServiceStub(wrong).ListMessages(listing)) == (
+            grpc.StatusCode.UNAUTHENTICATED
+        )
+    other = keys.mint(KeyScope.WORKSPACE, f"{workspace}-other")
+    with grpc.secure_channel(address, credentials(other)) as ch:
+        assert _code(lambda: mg.MessageServiceStub(ch).ListMessages(listing)) == (
+            grpc.StatusCode.PERMISSION_DENIED
+        )
+        # A stream's every batch is authorised: the first one already is refused.
+        stream = mg.MessageServiceStub(ch).StreamMessages(iter([_batch(session, 0)]))
+        assert _code(lambda: list(stream)) == grpc.StatusCode.PERMISSION_DENIED
+    assert _stored(channel, session) == []
+    own = keys.mint(KeyScope.WORKSPACE, workspace)
+    with grpc.secure_channel(address, credentials(own)) as ch:
+        assert mg.MessageServiceStub(ch).ListMessages(listing).messages == []
+    # A peer key reaches its own peer and no other.
+    ann = keys.mint(KeyScope.PEER, workspace, peer="ann")
+    parent = f"workspaces/{workspace}"
+    with grpc.secure_channel(address, credentials(ann)) as ch:
+        peers = pg.PeerServiceStub(ch)
+        peers.GetOrCreatePeer(pp.GetOrCreatePeerRequest(parent=parent, peer_id="ann"))
+        assert (
+            _code(
+                lambda: peers.GetOrCreatePeer(
+                    pp.GetOrCreatePeerRequest(parent=parent, peer_id="ben")
+                )
+            )
+            == grpc.StatusCode.PERMISSION_DENIED
+        )
+        assert _code(lambda: mg.MessageServiceStub(ch).ListMessages(listing)) == (
+            grpc.StatusCode.PERMISSION_DENIED
+        )

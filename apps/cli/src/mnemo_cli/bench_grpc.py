@@ -108,7 +108,7 @@ async def _streaming(channel: grpc.aio.Channel, clients: int, seconds: float) ->
 
 
 async def _context(
-    channel: grpc.aio.Channel, http_url: str, seconds: float
+    channel: grpc.aio.Channel, http_url: str, seconds: float, key: str | None
 ) -> dict[str, dict[str, float]]:
     """get_context (2,000 tokens, a search query) over gRPC and HTTP, in alternation."""
     ws = await _sessions(channel, 1)
@@ -134,7 +134,8 @@ async def _context(
     }
     path = f"/v3/workspaces/{ws}/sessions/s0/context"
     over: dict[str, list[float]] = {"grpc": [], "http": []}
-    async with httpx.AsyncClient(base_url=http_url, timeout=30) as http:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx.AsyncClient(base_url=http_url, timeout=30, headers=headers) as http:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             t = time.perf_counter()
@@ -146,9 +147,24 @@ async def _context(
     return {k: _quantiles(v) for k, v in over.items()}
 
 
-async def run(address: str, http_url: str, clients: int, seconds: float) -> dict[str, Any]:
-    """The gRPC figures: latency, streaming throughput, get_context beside HTTP's."""
-    async with grpc.aio.insecure_channel(address) as channel:
+def credentials(key: str | None) -> grpc.ChannelCredentials:
+    """A local channel's credentials, sending ``key`` (if any) as a bearer key with every call.
+
+    Local credentials carry call credentials over plaintext to a loopback address only; a remote
+    gateway is reached with ``grpc.ssl_channel_credentials()`` in their place.
+    """
+    local = grpc.local_channel_credentials()
+    if key is None:
+        return local
+    return grpc.composite_channel_credentials(local, grpc.access_token_call_credentials(key))
+
+
+async def run(
+    address: str, http_url: str, clients: int, seconds: float, key: str | None = None
+) -> dict[str, Any]:
+    """The gRPC figures: latency, streaming throughput, get_context beside HTTP's (``key``: the
+    bearer key both send)."""
+    async with grpc.aio.secure_channel(address, credentials(key)) as channel:
         await channel.channel_ready()
         await _latency(channel, clients, 1.0)  # warm-up
         print("gRPC: single-message latency ...", flush=True)
@@ -156,7 +172,7 @@ async def run(address: str, http_url: str, clients: int, seconds: float) -> dict
         print("gRPC: bulk streaming ingest ...", flush=True)
         streaming = await _streaming(channel, clients, seconds)
         print("gRPC and HTTP: get_context in alternation ...", flush=True)
-        context = await _context(channel, http_url, seconds)
+        context = await _context(channel, http_url, seconds, key)
     return {"create_latency": latency, "streaming": streaming, "context": context}
 
 

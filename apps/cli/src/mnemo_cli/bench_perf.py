@@ -246,7 +246,9 @@ async def bench(
         if memory:
             print("write path alone: the memory process is stopped for these runs", flush=True)
         runs["write path alone"] = await _write_path(url, clients, seconds, "write path alone")
-        grpc_figures = await bench_grpc.run(grpc_address(), url, clients, seconds)
+        grpc_figures = await bench_grpc.run(
+            grpc_address(), url, clients, seconds, local_api_key(settings.state_dir)
+        )
         if memory:
             await asyncio.to_thread(up, settings, 90.0, True)
             label = "memory formation running"

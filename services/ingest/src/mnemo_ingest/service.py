@@ -119,6 +119,7 @@ class IngestService:
         if stored is not None:
             await asyncio.shield(stored)
         return await self._directory.session_copy(workspace, session_id, model.watermark)
+
     async def revoke_key(
         self, cmd: RevokeKey, trace: dict[str, str] | None = None
     ) -> c.CommandReply:

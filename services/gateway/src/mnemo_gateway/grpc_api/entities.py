@@ -26,6 +26,11 @@ def _name(pattern: str, field: str = "name") -> Any:
     return lambda r: cv.ids_of(getattr(r, field), pattern, field)
 
 
+def _created(pattern: str, id_field: str) -> Any:
+    # The parent's ids and the id of what is created (a key may create only what it names).
+    return lambda r: {**cv.ids_of(r.parent, pattern, "parent"), id_field: getattr(r, id_field)}
+
+
 def _page(request: Any) -> Paging:
     page, size = cv.paging(request.page_size, request.page_token)
     return Paging(page, size, request.reverse)
@@ -100,7 +105,7 @@ def workspace_servicer(svc: Services, calls: Calls) -> workspaces_pb2_grpc.Works
 
 def peer_servicer(svc: Services, calls: Calls) -> peers_pb2_grpc.PeerServiceServicer:
     class Peers(peers_pb2_grpc.PeerServiceServicer):
-        @calls.unary("GetOrCreatePeer", _name(W, "parent"))
+        @calls.unary("GetOrCreatePeer", _created(W, "peer_id"))
         async def GetOrCreatePeer(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             body = api.PeerCreate(
@@ -147,7 +152,7 @@ def peer_servicer(svc: Services, calls: Calls) -> peers_pb2_grpc.PeerServiceServ
 
 def session_servicer(svc: Services, calls: Calls) -> sessions_pb2_grpc.SessionServiceServicer:
     class Sessions(sessions_pb2_grpc.SessionServiceServicer):
-        @calls.unary("GetOrCreateSession", _name(W, "parent"))
+        @calls.unary("GetOrCreateSession", _created(W, "session_id"))
         async def GetOrCreateSession(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             body = api.SessionCreate(

@@ -211,6 +211,14 @@ def context_servicer(svc: Services, calls: Calls) -> context_pb2_grpc.ContextSer
     return Context()
 
 
+def _queue(r: Any) -> dict[str, str]:
+    # A queue status names its workspace, and maybe the session a session key may see.
+    ids = cv.ids_of(r.parent, W, "parent")
+    if r.HasField("session_id"):
+        ids["session_id"] = r.session_id
+    return ids
+
+
 def _counts(status: Any) -> qp.QueueCounts:
     return qp.QueueCounts(
         total_work_units=status.total_work_units,
@@ -235,11 +243,11 @@ def queue_servicer(svc: Services, calls: Calls) -> queue_pb2_grpc.QueueServiceSe
         )
 
     class Queue(queue_pb2_grpc.QueueServiceServicer):
-        @calls.unary("GetQueueStatus", lambda r: cv.ids_of(r.parent, W, "parent"))
+        @calls.unary("GetQueueStatus", _queue)
         async def GetQueueStatus(self, request: Any, context: Any) -> Any:
             return reply(qp.GetQueueStatusResponse, await status(request))
 
-        @calls.streaming("WatchQueueStatus", lambda r: cv.ids_of(r.parent, W, "parent"))
+        @calls.streaming("WatchQueueStatus", _queue)
         async def WatchQueueStatus(
             self, request: Any, context: Any
         ) -> AsyncIterator[qp.WatchQueueStatusResponse]:

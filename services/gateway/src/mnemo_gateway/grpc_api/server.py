@@ -34,9 +34,11 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_gateway.app import build_services
+from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_gateway.commands import LocalIngest
 from mnemo_gateway.deps import Services
-from mnemo_gateway.grpc_api.calls import Authorizer, Calls, allow_all
+from mnemo_gateway.grpc_api.access import KeyAuthorizer
+from mnemo_gateway.grpc_api.calls import Authorizer, Calls
 from mnemo_gateway.grpc_api.dialectic import dialectic_servicer
 from mnemo_gateway.grpc_api.entities import peer_servicer, session_servicer, workspace_servicer
 from mnemo_gateway.grpc_api.memory import (
@@ -78,11 +80,16 @@ async def grpc_gateway(
     nc: NATS,
     pool: AsyncConnectionPool,
     local_ingest: LocalIngest | None = None,
-    authorize: Authorizer = allow_all,
+    authorize: Authorizer | None = None,
+    auth: AuthSettings | None = None,
 ) -> AsyncIterator[grpc.aio.Server]:
-    """The gRPC gateway, listening, until the context ends."""
-    svc, lifecycle = build_services(gateway, nc, pool, local_ingest)
-    calls = Calls(authorize)
+    """The gRPC gateway, listening, until the context ends.
+
+    Calls are authorised with bearer keys as HTTP requests are (``access``), unless another
+    ``authorize`` is given; ``auth``: the authentication settings (by default the environment's).
+    """
+    svc, lifecycle = build_services(gateway, nc, pool, local_ingest, auth)
+    calls = Calls(authorize or KeyAuthorizer(svc.authority))
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", gateway.max_body_bytes),
