@@ -157,8 +157,8 @@ def test_keys_and_nats_credentials_come_from_their_secrets(case: list[Manifest])
         spec = d["spec"]["template"]["spec"]
         mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
         serves = c["args"][2].split(",") if c["args"][:2] == ["serve", "--components"] else []
-        if "gateway" in serves:
-            # The gateways verify keys with what the Secret holds, mounted read-only.
+        if "gateway" in serves or "grpc" in serves:
+            # The gateways (HTTP and gRPC) verify keys with what the Secret holds, mounted read-only.
             path = env["MNEMO_AUTH_KEYS_DIR"]["value"]
             assert mounts["auth"]["mountPath"] == path and mounts["auth"]["readOnly"]
             (volume,) = [v for v in spec["volumes"] if v["name"] == "auth"]

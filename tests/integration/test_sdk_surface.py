@@ -11,6 +11,8 @@ from honcho import Honcho
 from honcho.http.exceptions import HonchoError
 from pydantic import BaseModel
 
+from .conftest import admin_headers
+
 pytestmark = pytest.mark.integration
 
 
@@ -65,6 +67,7 @@ def test_a_session_is_cloned_whole_or_up_to_a_message(mnemo, workspace):
     unknown = httpx.post(
         f"{mnemo.url}/v3/workspaces/{workspace}/sessions/original/clone",
         params={"message_id": "not-in-it"},
+        headers=admin_headers(),
     )
     assert unknown.status_code == 404 and unknown.json()["field"] == "message_id"
 
@@ -103,7 +106,7 @@ def test_files_become_messages_split_as_the_reference_server_splits_them(mnemo, 
         ({"file": ("x.pdf", b"%PDF-1.4 broken", "application/pdf")}, {"peer_id": "alice"}, 422, "file"),
         ({"file": ("x.txt", b"hello", "text/plain")}, {"peer_id": "alice", "metadata": "{"}, 422, "metadata"),
     ]:  # fmt: skip
-        r = httpx.post(url, files=files, data=data)
+        r = httpx.post(url, files=files, data=data, headers=admin_headers())
         assert (r.status_code, r.json().get("field")) == (status, field), r.text
     assert len(list(session.messages())) == 5  # nothing of a refused upload was written
 
@@ -143,7 +146,9 @@ def test_workspace_chat_and_structured_answers(settle, mnemo, workspace):
     url = f"{mnemo.url}/v3/workspaces/{workspace}/peers/alice/chat"
     for schema in ({"type": "string"}, {"type": "object", "properties": {"a": {"type": 7}}},
                    {"type": "object", "$ref": "https://example.com/s.json"}):  # fmt: skip
-        r = httpx.post(url, json={"query": "job?", "response_format": schema})
+        r = httpx.post(
+            url, json={"query": "job?", "response_format": schema}, headers=admin_headers()
+        )
         assert r.status_code == 422 and r.json()["field"] == "response_format", r.text
     with pytest.raises(HonchoError):
         h.chat("anything?", response_format={"type": "array"})

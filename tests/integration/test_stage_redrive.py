@@ -18,6 +18,8 @@ from mnemo_runtime.infra import open_infra
 from mnemo_runtime.models import ModelRequest, ModelResponse
 from mnemo_runtime.models.local import LocalReasoner
 
+from .conftest import admin_headers
+
 WS = "redrive"
 
 
@@ -62,7 +64,7 @@ async def test_a_parked_message_is_derived_again_once_the_deriver_is_fixed(
         deriver = asyncio.create_task(run_deriver(settings, infra.js, infra.pool, stop, model))
         try:
             async with httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://t"
+                transport=httpx.ASGITransport(app=app), base_url="http://t", headers=admin_headers()
             ) as http:
                 await http.post("/v3/workspaces", json={"id": WS})
                 await http.post(
