@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 from typing import Any
 
 import grpc
@@ -215,3 +216,41 @@ def test_calls_are_authorised_by_their_key_as_http_requests_are(mnemo, channel, 
         assert _code(lambda: mg.MessageServiceStub(ch).ListMessages(listing)) == (
             grpc.StatusCode.PERMISSION_DENIED
         )
+
+
+def test_a_server_killed_mid_stream_keeps_the_acknowledged_batches_once(
+    spawn, own_nats, fresh_database, keys
+):
+    """SIGKILL of the server while a stream is open: what was acknowledged is stored, once;
+    sending the rest again with the same request ids completes it without a duplicate."""
+    proc = spawn(own_nats, fresh_database).start()
+    address = f"127.0.0.1:{proc.grpc_port}"
+    batches = [_batch("workspaces/restart/sessions/s", i) for i in range(6)]
+    acknowledged: list[str] = []
+    with grpc.secure_channel(address, credentials(keys.admin)) as ch:
+        grpc.channel_ready_future(ch).result(timeout=30)
+        session = _session(ch, "restart")
+        sent: queue.Queue[mp.StreamMessagesRequest | None] = queue.Queue()
+        sent.put(batches[0])
+        call = mg.MessageServiceStub(ch).StreamMessages(iter(sent.get, None), timeout=60)
+        with pytest.raises(grpc.RpcError) as cut:
+            for ack in call:
+                acknowledged.append(ack.request_id)
+                sent.put(batches[len(acknowledged)])  # the next batch, in flight at the kill
+                if len(acknowledged) == 2:
+                    proc.kill()
+        assert cut.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+    assert acknowledged == ["batch-0", "batch-1"]
+    proc.start()
+    with grpc.secure_channel(address, credentials(keys.admin)) as ch:
+        grpc.channel_ready_future(ch).result(timeout=30)
+        after_restart = _stored(ch, session)
+        # The acknowledged batches whole, and at most the one in flight besides.
+        assert after_restart[:6] == [f"batch {i} message {j}" for i in range(2) for j in range(3)]
+        assert after_restart[6:] in ([], [f"batch 2 message {j}" for j in range(3)])
+        # The client sends again everything not acknowledged, with the same request ids.
+        acks = list(mg.MessageServiceStub(ch).StreamMessages(iter(batches[2:]), timeout=60))
+        assert [a.request_id for a in acks] == [f"batch-{i}" for i in range(2, 6)]
+        assert _stored(ch, session) == [
+            f"batch {i} message {j}" for i in range(6) for j in range(3)
+        ]
