@@ -23,6 +23,7 @@ from mnemo_schema.files import UploadedFile
 from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import MAX_CARD_ENTRIES, MAX_CARD_ENTRY_CHARS
 from mnemo_schema.text import Metadata, StorableText, StorableTime
+from mnemo_schema.webhooks import WebhookUrl
 
 MAX_BATCH = 100
 MAX_CONTENT_CHARS = 50_000
@@ -199,6 +200,18 @@ class SetPeerCard(_Command):
     )
 
 
+class RegisterWebhookEndpoint(_Command):
+    """Get or create the workspace's endpoint for ``url``."""
+
+    kind: Literal["register_webhook_endpoint"] = "register_webhook_endpoint"
+    url: WebhookUrl
+
+
+class DeleteWebhookEndpoint(_Command):
+    kind: Literal["delete_webhook_endpoint"] = "delete_webhook_endpoint"
+    endpoint_id: str = Field(min_length=1, max_length=64)
+
+
 Command = Annotated[
     EnsureWorkspace
     | UpdateWorkspace
@@ -216,7 +229,9 @@ Command = Annotated[
     | UpdateMessageMetadata
     | CreateConclusions
     | DeleteConclusion
-    | SetPeerCard,
+    | SetPeerCard
+    | RegisterWebhookEndpoint
+    | DeleteWebhookEndpoint,
     Field(discriminator="kind"),
 ]
 

@@ -19,6 +19,7 @@ from mnemo_schema.keys import KeyRevoked
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 from mnemo_schema.summaries import SummaryUpdated
 from mnemo_schema.text import StorableText, StorableTime, StoredJson
+from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
 
 class WorkspaceCreated(Envelope):
@@ -185,7 +186,9 @@ Event = Annotated[
     | SummaryUpdated
     | DreamDue
     | DreamCompleted
-    | KeyRevoked,
+    | KeyRevoked
+    | WebhookEndpointRegistered
+    | WebhookEndpointDeleted,
     Field(discriminator="type"),
 ]
 

@@ -36,6 +36,11 @@ from mnemo_schema.events import (
 from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import derived_event_id, derived_id, new_event_id, new_message_id
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.webhooks import (
+    MAX_ENDPOINTS_PER_WORKSPACE,
+    WebhookEndpointDeleted,
+    WebhookEndpointRegistered,
+)
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,12 @@ def decide(
             b.emit(WorkspaceUpdated, metadata=cmd.metadata, configuration=cmd.configuration)
         case c.DeleteWorkspace():
             b.emit(WorkspaceDeleted)
+        case c.RegisterWebhookEndpoint():
+            _register_webhook(b, cmd)
+        case c.DeleteWebhookEndpoint():
+            if cmd.endpoint_id not in model.webhooks.values():
+                raise Refusal(404, f"webhook endpoint {cmd.endpoint_id!r} not found", "endpoint_id")
+            b.emit(WebhookEndpointDeleted, endpoint_id=cmd.endpoint_id)
         case c.EnsurePeer():
             if cmd.peer_id not in model.peers:
                 b.emit(
@@ -271,6 +282,20 @@ def decide(
                 metadata=cmd.metadata,
             )
     return b.decision
+
+
+def _register_webhook(b: _Builder, cmd: c.RegisterWebhookEndpoint) -> None:
+    if cmd.url in b.model.webhooks:
+        return
+    if len(b.model.webhooks) >= MAX_ENDPOINTS_PER_WORKSPACE:
+        raise Refusal(
+            409,
+            f"url: the workspace has the most webhook endpoints it may have"
+            f" ({MAX_ENDPOINTS_PER_WORKSPACE}); delete one first",
+            "url",
+        )
+    b.emit(WebhookEndpointRegistered, endpoint_id=new_event_id(), url=cmd.url)
+    b.decision.created = True
 
 
 def _create_conclusions(b: _Builder, cmd: c.CreateConclusions) -> None:

@@ -21,6 +21,7 @@ from mnemo_schema.events import (
     WorkspaceCreated,
     WorkspaceDeleted,
 )
+from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
 
 @dataclass
@@ -42,6 +43,8 @@ class WorkspaceModel:
     # peer id -> peer-level observe_me
     peers: dict[str, bool] = field(default_factory=dict)
     sessions: dict[str, SessionState] = field(default_factory=dict)
+    # webhook endpoint url -> its id
+    webhooks: dict[str, str] = field(default_factory=dict)
     watermark: int = 0
 
     def apply(self, event: Event, seq: int = 0) -> None:
@@ -54,6 +57,7 @@ class WorkspaceModel:
                 self.exists = False
                 self.peers.clear()
                 self.sessions.clear()
+                self.webhooks.clear()
             case PeerCreated(peer_id=pid, configuration=cfg):
                 self.peers[pid] = cfg.observe_me is not False
             case PeerUpdated(peer_id=pid, configuration=cfg) if cfg is not None:
@@ -75,6 +79,10 @@ class WorkspaceModel:
                 session = self.sessions.get(sid)
                 if session is not None:
                     session.members.pop(pid, None)
+            case WebhookEndpointRegistered(endpoint_id=eid, url=url):
+                self.webhooks[url] = eid
+            case WebhookEndpointDeleted(endpoint_id=eid):
+                self.webhooks = {u: i for u, i in self.webhooks.items() if i != eid}
             case MessagePosted():
                 pass
             case _:

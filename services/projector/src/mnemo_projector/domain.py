@@ -27,6 +27,7 @@ from mnemo_schema.events import (
 )
 from mnemo_schema.keys import KeyRevoked
 from mnemo_schema.summaries import SummaryUpdated
+from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -128,6 +129,17 @@ def statement(seq: int, event: Event) -> Statement | None:
                 (ws, event.session_id, event.summary_type, seq, event.content, event.message_id,
                  event.message_seq, event.messages_covered, event.token_count, event.occurred_at),
             )  # fmt: skip
+        case WebhookEndpointRegistered():
+            return (
+                "INSERT INTO webhook_endpoints (workspace, id, url, created_at)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, event.endpoint_id, event.url, event.occurred_at),
+            )
+        case WebhookEndpointDeleted():
+            return (
+                "DELETE FROM webhook_endpoints WHERE workspace = %s AND id = %s",
+                (ws, event.endpoint_id),
+            )
         case MessageMetadataUpdated():
             return (
                 "UPDATE messages SET metadata = %s WHERE workspace = %s AND id = %s",

@@ -12,7 +12,15 @@ from mnemo_runtime.migrate import package_migrations
 PROJECTION = "pg"
 MIGRATIONS = package_migrations("mnemo_projector")
 
-TABLES = ("workspaces", "peers", "sessions", "session_peers", "messages", "summaries")
+TABLES = (
+    "workspaces",
+    "peers",
+    "sessions",
+    "session_peers",
+    "messages",
+    "summaries",
+    "webhook_endpoints",
+)
 
 
 async def drop_projection(conn: AsyncConnection) -> None:
