@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +19,7 @@ import httpx
 
 from mnemo_gateway.auth.keyring import SIGNING_FILE, VERIFY_FILE, Keyring, generate_keys
 from mnemo_gateway.auth.settings import AuthSettings
+from mnemo_gateway.webhooks.settings import SECRET_FILE
 from mnemo_runtime.nats_users import NatsUser
 from mnemo_runtime.private_files import write_private
 from mnemo_runtime.settings import InfraSettings
@@ -65,6 +67,16 @@ def local_keys(settings: InfraSettings) -> Path | None:
     elif not keyring.can_sign and not path.exists():
         print(f"Warning   {folder} holds no signing key: no admin key was made")
     return folder
+
+
+def local_webhook_secret(settings: InfraSettings) -> Path:
+    """For ``mnemo up``: the file holding the secret webhooks are signed with (made on first
+    start, owner-only; the gateway reads it when ``MNEMO_WEBHOOK_SECRET`` is not set)."""
+    path = settings.state_dir.resolve() / SECRET_FILE
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private(path, secrets.token_hex(32) + "\n")
+    return path
 
 
 def _valid(keyring: Keyring, path: Path) -> bool:

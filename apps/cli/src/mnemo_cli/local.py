@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from mnemo_cli.keys import admin_key_path, local_keys
+from mnemo_cli.keys import admin_key_path, local_keys, local_webhook_secret
 from mnemo_runtime.memory.wiring import MemorySettings
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.stack import (
@@ -156,6 +156,7 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     print(f"NATS      {redacted(env['NATS_URL'])}")
     print(f"Postgres  {redacted(env['DATABASE_URL'])}")
     keys = local_keys(settings)
+    print(f"Webhooks  signed with the secret in {local_webhook_secret(settings)}")
     if keys is not None:
         env.setdefault("MNEMO_AUTH_KEYS_DIR", str(keys))
         if admin_key_path(settings).exists():

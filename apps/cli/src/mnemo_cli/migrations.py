@@ -5,10 +5,11 @@ from __future__ import annotations
 from mnemo_context.app import MIGRATIONS as CONTEXT
 from mnemo_deriver.app import MIGRATIONS as DERIVER
 from mnemo_dreamer.app import MIGRATIONS as DREAMER
+from mnemo_gateway.webhooks.log import MIGRATIONS as GATEWAY
 from mnemo_projector.tables import MIGRATIONS as PROJECTOR
 from mnemo_runtime.migrate import RUNTIME_MIGRATIONS, migrate, migrate_blocking
 
-SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, DREAMER, CONTEXT)
+SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, DREAMER, CONTEXT, GATEWAY)
 
 
 async def migrate_all(database_url: str) -> list[str]:

@@ -24,6 +24,7 @@ from mnemo_gateway.app import build_app as build_gateway
 from mnemo_gateway.commands import LocalIngest
 from mnemo_gateway.grpc_api.server import GrpcSettings, grpc_gateway
 from mnemo_gateway.settings import GatewaySettings
+from mnemo_gateway.webhooks.service import run_webhooks
 from mnemo_ingest.app import build_app_with_local as build_ingest
 from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
@@ -110,7 +111,11 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             tasks.append(asyncio.create_task(passages.run(stop)))
         if "deriver" in components:
             tasks.append(
-                asyncio.create_task(run_deriver(DeriverSettings(), infra.js, infra.pool, stop))
+                asyncio.create_task(
+                    run_deriver(
+                        DeriverSettings(), infra.js, infra.pool, stop, announce=infra.nc.publish
+                    )
+                )
             )
         args = (infra.nc, infra.js, infra.pool, memory, stop)
         if "summarizer" in components:
@@ -141,6 +146,12 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             )  # fmt: skip
             server = uvicorn.Server(config)
             tasks.append(asyncio.create_task(server.serve()))
+            # Beside the server, never in a request: queue.empty detection and delivery.
+            tasks.append(
+                asyncio.create_task(
+                    run_webhooks(infra.nc, infra.pool, infra_settings.state_dir, stop)
+                )
+            )
         if "grpc" in components:
             tasks.append(
                 asyncio.create_task(

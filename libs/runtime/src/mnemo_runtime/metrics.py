@@ -69,6 +69,16 @@ DEAD_LETTERS_RECORDED = Counter(
     " any increase.",
     ("stage",),
 )
+WEBHOOK_DELIVERIES = Counter(
+    "mnemo_webhook_deliveries_total",
+    "Webhook delivery attempts by outcome (delivered, retrying, failed, cancelled).",
+    ("outcome",),
+)
+WEBHOOK_DELIVERY_SECONDS = Histogram(
+    "mnemo_webhook_delivery_duration_seconds",
+    "Latency of webhook POSTs that got an answer or failed on the network.",
+    buckets=_REQUEST_BUCKETS,
+)
 MODEL_CALLS = Counter(
     "mnemo_model_calls_total",
     "Model calls by stage and outcome (ok, failed).",

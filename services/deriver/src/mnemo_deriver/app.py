@@ -8,7 +8,7 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_deriver.adapters.bus import consume
-from mnemo_deriver.adapters.progress import PgProgress
+from mnemo_deriver.adapters.progress import Announce, PgProgress
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
@@ -35,8 +35,9 @@ async def run(
     pool: AsyncConnectionPool,
     stop: asyncio.Event,
     model: ChatModel | None = None,
+    announce: Announce | None = None,
 ) -> None:
-    """Run the deriver until ``stop``."""
+    """Run the deriver until ``stop``; ``announce`` publishes its progress notes (core NATS)."""
     dead = DeadLetters(js, pool, "deriver")
     await dead.ensure()
     service = DeriverService(
@@ -45,6 +46,6 @@ async def run(
         EventPublisher(js),
         RepresentationStore(pool),
         dead,
-        PgProgress(pool),
+        PgProgress(pool, announce),
     )
     await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s, dead)

@@ -35,6 +35,7 @@ from mnemo_gateway.routes import (
     sessions,
     summaries,
     uploads,
+    webhooks,
     workspaces,
 )
 from mnemo_gateway.settings import GatewaySettings
@@ -142,7 +143,7 @@ def build_app(
     errors.install(app)
     for r in (
         health, keys, workspaces, peers, sessions, messages, uploads, conclusions, queue, cards,
-        summaries, context, dialectic, dreams,
+        summaries, context, dialectic, dreams, webhooks,
     ):  # fmt: skip
         app.include_router(r.router)
 

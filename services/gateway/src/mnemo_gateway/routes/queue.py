@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from mnemo_gateway.deps import PathId, Svc
+from mnemo_gateway.store import ReadStore
 from mnemo_schema.ids import EntityId
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["queue"])
@@ -74,21 +75,19 @@ def _status(total: int, done: int, in_progress: int) -> dict[str, int]:
     }
 
 
-@router.get("/queue/status", response_model=QueueStatus)
-async def queue_status(
-    workspace_id: PathId,
-    svc: Svc,
-    observer_id: Annotated[EntityId | None, Query()] = None,
-    sender_id: Annotated[EntityId | None, Query()] = None,
-    session_id: Annotated[EntityId | None, Query()] = None,
+async def work_units(
+    store: ReadStore,
+    workspace_id: str,
+    observer_id: str | None = None,
+    sender_id: str | None = None,
+    session_id: str | None = None,
 ) -> QueueStatus:
-    """Work units pending, in progress and completed, overall and per session."""
-    await svc.store.workspace(workspace_id)
+    """Work units pending, in progress and completed, overall and per session (no checks)."""
     params: dict[str, Any] = {
         "ws": workspace_id, "session": session_id, "observer": observer_id, "sender": sender_id,
     }  # fmt: skip
     try:
-        rows = await svc.store.all(_SQL, params)  # type: ignore[arg-type]
+        rows = await store.all(_SQL, params)  # type: ignore[arg-type]
     except psycopg.errors.UndefinedTable:
         rows = []  # the deriver has not started yet: no progress recorded
     sessions = {
@@ -103,3 +102,16 @@ async def queue_status(
         sum(s.in_progress_work_units for s in sessions.values()),
     )
     return QueueStatus(**totals, sessions=sessions)
+
+
+@router.get("/queue/status", response_model=QueueStatus)
+async def queue_status(
+    workspace_id: PathId,
+    svc: Svc,
+    observer_id: Annotated[EntityId | None, Query()] = None,
+    sender_id: Annotated[EntityId | None, Query()] = None,
+    session_id: Annotated[EntityId | None, Query()] = None,
+) -> QueueStatus:
+    """Work units pending, in progress and completed, overall and per session."""
+    await svc.store.workspace(workspace_id)
+    return await work_units(svc.store, workspace_id, observer_id, sender_id, session_id)

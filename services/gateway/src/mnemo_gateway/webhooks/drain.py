@@ -1,0 +1,145 @@
+"""``queue.empty``: a workspace's (or one session's) work queue just drained.
+
+Whether a queue is empty is asked of one port, ``QueueProbe`` (today the queue status the
+gateway serves); whether it *just became* empty is remembered here: a workspace is busy from the
+moment a stage announces work of it (``mnemo.progress.<workspace>``, with the sessions the work
+is in) until the probe finds no work pending or in progress; each session of it that had work
+drains on its own. Checks run when a stage announces progress and when a projection announces
+it applied more of the log (the queue status waits on both), and only for busy workspaces; a
+slow re-check of the busy ones covers announcements lost (core NATS is at most once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+
+from mnemo_gateway.routes.queue import work_units
+from mnemo_gateway.store import ReadStore
+from mnemo_runtime.logging import get_logger
+from mnemo_schema import subjects
+from mnemo_schema.webhooks import PROGRESS_SUBJECTS
+
+log = get_logger("mnemo.webhooks")
+
+
+class QueueProbe(Protocol):
+    async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
+        """Per session of ``workspace``: (work units in all, units pending or in progress)."""
+        ...
+
+
+class StatusProbe:
+    """The probe over the queue status (``routes.queue.work_units``)."""
+
+    def __init__(self, store: ReadStore) -> None:
+        self._store = store
+
+    async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
+        status = await work_units(self._store, workspace)
+        return {
+            sid: (s.total_work_units, s.pending_work_units + s.in_progress_work_units)
+            for sid, s in (status.sessions or {}).items()
+        }
+
+
+@dataclass(frozen=True)
+class Drained:
+    """A queue that just drained (``session_id`` None: the whole workspace's), and how many
+    work units it had seen by then (which names this drain: a replica noticing it too sends
+    the same event id)."""
+
+    workspace: str
+    session_id: str | None
+    total: int
+
+
+class DrainWatch:
+    """Which workspaces are busy, and which of their queues drained since the last check."""
+
+    def __init__(self, probe: QueueProbe) -> None:
+        self._probe = probe
+        self._busy: dict[str, set[str]] = {}
+
+    def touched(self, workspace: str, sessions: list[str]) -> None:
+        """A stage announced work of ``workspace`` (in ``sessions``)."""
+        self._busy.setdefault(workspace, set()).update(sessions)
+
+    def busy(self) -> list[str]:
+        return sorted(self._busy)
+
+    async def check(self, workspace: str) -> list[Drained]:
+        """The queues of ``workspace`` that drained since it was last seen busy."""
+        before = self._busy.get(workspace)
+        if before is None:
+            return []
+        now = await self._probe.outstanding(workspace)
+        active = {sid for sid, (_, left) in now.items() if left > 0}
+        out = [Drained(workspace, sid, now.get(sid, (0, 0))[0]) for sid in sorted(before - active)]
+        if active:
+            self._busy[workspace] = active
+        else:
+            del self._busy[workspace]
+            out.append(Drained(workspace, None, sum(total for total, _ in now.values())))
+        return out
+
+
+Notify = Callable[[Drained], Awaitable[None]]
+APPLIED = (subjects.MEMORY_PROJECTION_APPLIED, subjects.PASSAGES_APPLIED)
+
+
+class DrainNotifier:
+    """Runs ``DrainWatch`` on the bus's progress announcements; ``notify`` each drain."""
+
+    def __init__(self, nc: NATS, watch: DrainWatch, notify: Notify, recheck_s: float = 2.0) -> None:
+        self._nc = nc
+        self._watch = watch
+        self._notify = notify
+        self._recheck_s = recheck_s
+        self._due: set[str] = set()
+        self._wake = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        subs = [await self._nc.subscribe(PROGRESS_SUBJECTS, cb=self._on_progress)]
+        subs += [await self._nc.subscribe(s, cb=self._on_applied) for s in APPLIED]
+        try:
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._recheck_s)
+                self._wake.clear()
+                due = self._due or set(self._watch.busy())
+                self._due = set()
+                for workspace in sorted(due):
+                    await self._check(workspace)
+        finally:
+            for sub in subs:
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
+
+    async def _check(self, workspace: str) -> None:
+        try:
+            for drained in await self._watch.check(workspace):
+                await self._notify(drained)
+        except Exception as err:  # Postgres or NATS away: the workspace stays busy
+            log.warning("webhook.drain_check_failed", workspace=workspace, error=repr(err))
+
+    async def _on_progress(self, msg: Msg) -> None:
+        workspace = msg.subject.rsplit(".", 1)[-1]
+        try:
+            sessions = [str(s) for s in json.loads(msg.data or b"{}").get("sessions", [])]
+        except (ValueError, AttributeError):
+            sessions = []
+        self._watch.touched(workspace, sessions)
+        self._due.add(workspace)
+        self._wake.set()
+
+    async def _on_applied(self, _: Msg) -> None:
+        self._due.update(self._watch.busy())
+        self._wake.set()
