@@ -50,6 +50,7 @@ class Receiver:
 
     port: int = 0
     got: list[Received] = field(default_factory=list)
+    healed: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def url(self, path: str) -> str:
@@ -61,6 +62,8 @@ class Receiver:
 
     def status_for(self, path: str) -> int:
         seen = len(self.at(path))
+        if path in self.healed:
+            return 200
         if path.startswith("/flaky"):
             return 500 if seen <= 2 else 200
         if path.startswith("/down"):
@@ -217,6 +220,17 @@ def test_retries_then_dead_letters_and_delete_stops(hooks, receiver, workspace, 
     assert [a for _, a in letters] == [1, MAX_ATTEMPTS]
     # The deleted endpoint got nothing, though the same event reached the others.
     assert receiver.at(dropped) == []
+
+    # A redrive (as ``mnemo dlq redrive`` asks for it) delivers once the receiver is back.
+    receiver.healed.add(down)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE dead_letters SET status = 'redrive', updated_at = now()"
+            " WHERE stage = 'webhooks' AND workspace = %s AND attempts = %s",
+            (workspace, MAX_ATTEMPTS),
+        )
+    wait_until(lambda: settled(down, "delivered"), timeout=30)
+    assert len(receiver.at(down)) == MAX_ATTEMPTS + 1
 
     # Deleting the workspace removes its endpoints.
     h._http.delete(f"/v3/workspaces/{workspace}")

@@ -163,6 +163,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             dead_letter_stages=(
                 *sorted(set(durables.values()) - {"dreamer-schedule"}),
                 *(f"projector-{name}" for name in projections),
+                *(("webhooks",) if "gateway" in components else ()),
             ),
             projections={name: p.pending for name, p in projections.items()},
         )

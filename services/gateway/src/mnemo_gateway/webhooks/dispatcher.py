@@ -4,7 +4,8 @@ Two durable consumers of ``MNEMO_WEBHOOKS``: one fans each event out into one de
 endpoint the workspace has, the other POSTs deliveries. A delivery that fails on the network,
 or is answered 5xx or 429, is handed back to JetStream with a delay (``signing.backoff_s``) and
 tried again, up to ``max_attempts``; then, or at once for any other answer (4xx) or an unsafe
-target, it becomes a dead letter of stage ``webhooks`` (``mnemo dlq list``). A delivery whose
+target, it becomes a dead letter of stage ``webhooks`` (``mnemo dlq list``; ``mnemo dlq
+redrive`` queues it again). A delivery whose
 endpoint was deleted meanwhile is dropped. Every outcome is written to ``webhook_deliveries``.
 
 It runs as tasks of its own beside the HTTP server, so request handling never waits on it.
@@ -16,6 +17,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 from nats.aio.msg import Msg
@@ -34,9 +36,15 @@ from mnemo_gateway.webhooks.work import (
     publish_delivery,
 )
 from mnemo_runtime import metrics
-from mnemo_runtime.deadletters import DeadLetters, Letter
+from mnemo_runtime.bus import MSG_ID_HEADER
+from mnemo_runtime.deadletters import DeadLetters, Letter, redrive_loop
 from mnemo_runtime.logging import get_logger
-from mnemo_schema.webhooks import DELIVERY_DURABLE, FANOUT_DURABLE, WEBHOOK_STREAM
+from mnemo_schema.webhooks import (
+    DELIVERY_DURABLE,
+    FANOUT_DURABLE,
+    WEBHOOK_STREAM,
+    hook_delivery_subject,
+)
 
 log = get_logger("mnemo.webhooks")
 STAGE = "webhooks"
@@ -75,6 +83,7 @@ class Dispatcher:
                     "mnemo.hook.dlv.*", DELIVERY_DURABLE, self._s.timeout_s + 30.0,
                     self._deliver, stop,
                 ),
+                redrive_loop(self._dead, self._redrive, stop),
             )  # fmt: skip
         finally:
             await self._client.aclose()
@@ -113,6 +122,15 @@ class Dispatcher:
             log.warning("webhook.handling_failed", error=repr(err))
             with contextlib.suppress(Exception):
                 await msg.nak(delay=self._s.backoff_base_s)
+
+    async def _redrive(self, letter: dict[str, Any]) -> None:
+        """Queue a dead letter's delivery again, with a fresh count of attempts."""
+        raw = bytes(letter["fixed_data"] or letter["data"])
+        d = Delivery.decode(raw)
+        await self._js.publish(
+            hook_delivery_subject(d.event.workspace), raw,
+            headers={MSG_ID_HEADER: f"redrive:{letter['id']}:{letter['updated_at']}"},
+        )  # fmt: skip
 
     async def _fan_out(self, msg: Msg) -> None:
         event = HookEvent.decode(msg.data)
