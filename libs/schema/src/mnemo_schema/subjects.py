@@ -9,6 +9,10 @@ Layout (ids match ``ID_PATTERN`` so they are safe subject tokens):
 - ``mnemo.cmd.<workspace>``                 commands to ingest, request-reply (core NATS)
 - ``mnemo.qry.<workspace>.<kind>``          read queries (context, chat), request-reply (core NATS)
 - ``mnemo.projector.applied``               projector watermark notifications (core NATS)
+- ``mnemo.progress.<workspace>``            a stage's work of a workspace started or finished
+                                            (core NATS)
+- ``mnemo.hook.evt|dlv.<workspace>``        webhook work: events, then one delivery per
+                                            endpoint (stream ``MNEMO_WEBHOOKS``)
 """
 
 from __future__ import annotations
@@ -110,3 +114,25 @@ def agent_publish(workspace: str) -> tuple[str, ...]:
 def agent_subscribe(workspace: str) -> tuple[str, ...]:
     """What an agent of ``workspace`` may subscribe to: the replies to its own requests."""
     return (f"{agent_inbox_prefix(workspace)}.>",)
+
+
+WEBHOOK_STREAM: Final = "MNEMO_WEBHOOKS"
+WEBHOOK_SUBJECTS: Final = "mnemo.hook.>"
+FANOUT_DURABLE: Final = "webhook-fanout"
+DELIVERY_DURABLE: Final = "webhook-delivery"
+PROGRESS_SUBJECTS: Final = "mnemo.progress.*"
+
+
+def hook_event_subject(workspace: str) -> str:
+    """Where an event to announce to ``workspace``'s endpoints is queued."""
+    return f"mnemo.hook.evt.{workspace}"
+
+
+def hook_delivery_subject(workspace: str) -> str:
+    """Where one delivery (an event for one endpoint) is queued."""
+    return f"mnemo.hook.dlv.{workspace}"
+
+
+def progress_subject(workspace: str) -> str:
+    """Where a stage announces that work of ``workspace`` started or finished (core NATS)."""
+    return f"mnemo.progress.{workspace}"

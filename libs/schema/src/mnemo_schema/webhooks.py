@@ -3,7 +3,7 @@
 An endpoint is a URL a workspace registered (get-or-create by URL); its events are entity events
 of the workspace, so ingest's write model knows the endpoints when it decides on a command, and
 the projector keeps them in ``webhook_endpoints``. The deliveries themselves are work, not facts:
-they travel on ``MNEMO_WEBHOOKS`` (see ``subjects`` below).
+they travel on ``MNEMO_WEBHOOKS`` (see ``subjects``).
 """
 
 from __future__ import annotations
@@ -20,29 +20,8 @@ from mnemo_schema.envelope import Envelope
 MAX_ENDPOINTS_PER_WORKSPACE: Final = 10
 MAX_URL_CHARS: Final = 2048
 
-WEBHOOK_STREAM: Final = "MNEMO_WEBHOOKS"
-WEBHOOK_SUBJECTS: Final = "mnemo.hook.>"
-FANOUT_DURABLE: Final = "webhook-fanout"
-DELIVERY_DURABLE: Final = "webhook-delivery"
-PROGRESS_SUBJECTS: Final = "mnemo.progress.*"
-
 QUEUE_EMPTY: Final = "queue.empty"
 TEST_EVENT: Final = "test.event"
-
-
-def hook_event_subject(workspace: str) -> str:
-    """Where an event to announce to ``workspace``'s endpoints is queued."""
-    return f"mnemo.hook.evt.{workspace}"
-
-
-def hook_delivery_subject(workspace: str) -> str:
-    """Where one delivery (an event for one endpoint) is queued."""
-    return f"mnemo.hook.dlv.{workspace}"
-
-
-def progress_subject(workspace: str) -> str:
-    """Where a stage announces that work of ``workspace`` started or finished (core NATS)."""
-    return f"mnemo.progress.{workspace}"
 
 
 def _http_url(value: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_schema.webhooks import progress_subject
+from mnemo_schema.subjects import progress_subject
 
 Units = dict[tuple[str, str, str, str], int]
 

@@ -39,7 +39,7 @@ from mnemo_runtime import metrics
 from mnemo_runtime.bus import MSG_ID_HEADER
 from mnemo_runtime.deadletters import DeadLetters, Letter, redrive_loop
 from mnemo_runtime.logging import get_logger
-from mnemo_schema.webhooks import (
+from mnemo_schema.subjects import (
     DELIVERY_DURABLE,
     FANOUT_DURABLE,
     WEBHOOK_STREAM,

@@ -25,7 +25,6 @@ from mnemo_gateway.routes.queue import work_units
 from mnemo_gateway.store import ReadStore
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
-from mnemo_schema.webhooks import PROGRESS_SUBJECTS
 
 log = get_logger("mnemo.webhooks")
 
@@ -107,7 +106,7 @@ class DrainNotifier:
         self._wake = asyncio.Event()
 
     async def run(self, stop: asyncio.Event) -> None:
-        subs = [await self._nc.subscribe(PROGRESS_SUBJECTS, cb=self._on_progress)]
+        subs = [await self._nc.subscribe(subjects.PROGRESS_SUBJECTS, cb=self._on_progress)]
         subs += [await self._nc.subscribe(s, cb=self._on_applied) for s in APPLIED]
         try:
             while not stop.is_set():

@@ -21,8 +21,8 @@ from nats.js.errors import NotFoundError
 from mnemo_runtime.bus import MSG_ID_HEADER
 from mnemo_schema.envelope import utcnow
 from mnemo_schema.ids import new_event_id
-from mnemo_schema.subjects import DUPLICATE_WINDOW_SECONDS
-from mnemo_schema.webhooks import (
+from mnemo_schema.subjects import (
+    DUPLICATE_WINDOW_SECONDS,
     WEBHOOK_STREAM,
     WEBHOOK_SUBJECTS,
     hook_delivery_subject,
