@@ -29,6 +29,9 @@ from mnemo_schema.subjects import (
     hook_event_subject,
 )
 
+# Work no dispatcher took in a week (none ran with a secret) is dropped from the stream.
+MAX_AGE_S = 7 * 24 * 3600.0
+
 
 @dataclass(frozen=True)
 class HookEvent:
@@ -94,6 +97,7 @@ async def ensure_webhook_stream(js: JetStreamContext) -> None:
                     retention=RetentionPolicy.WORK_QUEUE,
                     storage=StorageType.FILE,
                     duplicate_window=DUPLICATE_WINDOW_SECONDS,
+                    max_age=MAX_AGE_S,
                 )
             )
 
