@@ -49,7 +49,11 @@ async def run_webhooks(
         log.warning("webhook.no_secret", hint="set MNEMO_WEBHOOK_SECRET: nothing is delivered")
         return
     dead = DeadLetters(js, pool, STAGE)
-    await asyncio.gather(
-        DrainNotifier(nc, DrainWatch(StatusProbe(ReadStore(pool))), notify).run(stop),
-        Dispatcher(js, DeliveryLog(pool), dead, s, secret).run(stop),
-    )
+    try:
+        await asyncio.gather(
+            DrainNotifier(nc, DrainWatch(StatusProbe(ReadStore(pool))), notify).run(stop),
+            Dispatcher(js, DeliveryLog(pool), dead, s, secret).run(stop),
+        )
+    except Exception:
+        log.exception("webhook.stopped")  # the work stays in the stream for the next start
+        raise
