@@ -3,24 +3,43 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_gateway.filters import FilterError, to_sql
+from mnemo_runtime.filter_sql import compile_filters
+from mnemo_schema import filters as f
 from mnemo_schema.errors import Refusal
 
 Row = dict[str, Any]
 
-WORKSPACE_COLS = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
-PEER_COLS = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
-SESSION_COLS = {
-    "id": "id", "metadata": "metadata", "created_at": "created_at", "is_active": "is_active",
-}  # fmt: skip
-MESSAGE_COLS = {
-    "id": "id", "peer_id": "peer_id", "session_id": "session_id", "metadata": "metadata",
-    "created_at": "created_at", "token_count": "token_count",
-}  # fmt: skip
+
+@dataclass(frozen=True)
+class Listing:
+    """A table that list routes page through: its filterable fields and their columns."""
+
+    table: str
+    columns: dict[str, str]
+    fields: dict[str, f.Field]
+
+
+_ENTITY = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
+WORKSPACES = Listing("workspaces", _ENTITY, f.WORKSPACE_FIELDS)
+PEERS = Listing("peers", _ENTITY, f.PEER_FIELDS)
+SESSIONS = Listing("sessions", {**_ENTITY, "is_active": "is_active"}, f.SESSION_FIELDS)
+MESSAGES = Listing(
+    "messages",
+    {**_ENTITY, "peer_id": "peer_id", "session_id": "session_id", "token_count": "token_count"},
+    f.MESSAGE_FIELDS,
+)
+CONCLUSIONS = Listing(
+    "observations",
+    {"id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
+     "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
+     "times_derived": "times_derived"},
+    f.CONCLUSION_FIELDS,
+)  # fmt: skip
 
 
 class ReadStore:
@@ -80,28 +99,28 @@ class ReadStore:
 
     async def page(
         self,
-        table: str,
+        listing: Listing,
         scope_sql: str,
-        scope_params: list[Any],
-        columns: dict[str, str],
+        scope_params: dict[str, Any],
         filters: dict[str, Any] | None,
         page: int,
         size: int,
         order: str,
     ) -> tuple[list[Row], int, int]:
-        """One page of ``table`` rows in scope, filtered; returns rows, total and page count."""
-        try:
-            where, params = to_sql(filters, columns)
-        except FilterError as err:
-            raise Refusal(422, str(err), err.field) from err
+        """One page of the listing's rows in scope (``scope_sql`` with named parameters),
+        filtered; returns rows, total and page count."""
+        where, params = compile_filters(filters, listing.columns, listing.fields)
         cond = f"{scope_sql} AND {where}"
-        args = [*scope_params, *params]
+        args = {**scope_params, **params, "limit": size, "offset": (page - 1) * size}
         async with self._pool.connection() as conn:
-            cur = await conn.execute(f"SELECT count(*) AS n FROM {table} WHERE {cond}", args)
+            cur = await conn.execute(
+                f"SELECT count(*) AS n FROM {listing.table} WHERE {cond}", args
+            )
             total = int((await cur.fetchone())["n"])  # type: ignore[index,call-overload]
             cur = await conn.execute(
-                f"SELECT * FROM {table} WHERE {cond} ORDER BY {order} LIMIT %s OFFSET %s",
-                [*args, size, (page - 1) * size],
+                f"SELECT * FROM {listing.table} WHERE {cond} ORDER BY {order}"
+                " LIMIT %(limit)s OFFSET %(offset)s",
+                args,
             )
             rows: list[Row] = await cur.fetchall()  # type: ignore[assignment]
         return rows, total, max(1, math.ceil(total / size)) if total else 0

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mnemo_gateway.api import ListBody, Page
 from mnemo_gateway.deps import PageQ, PathId, Svc, order
 from mnemo_gateway.routes.context import QUERY_TIMEOUT
+from mnemo_gateway.store import CONCLUSIONS
 from mnemo_runtime import rpc
 from mnemo_schema import commands as c
 from mnemo_schema import subjects
@@ -27,11 +28,6 @@ _QUERY_FIELDS = {"observer": "filters.observer_id", "observed": "filters.observe
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/conclusions", tags=["conclusions"])
 
-COLUMNS = {
-    "id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
-    "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
-    "times_derived": "times_derived",
-}  # fmt: skip
 LIVE = "workspace = %s AND deleted_at IS NULL"
 
 
@@ -95,7 +91,8 @@ async def list_conclusions(
     await svc.store.workspace(workspace_id)
     paging_order = order("created_at", paging) if paging.reverse else "created_at DESC"
     rows, total, pages = await svc.store.page(
-        "observations", LIVE, [workspace_id], COLUMNS, body.filters if body else None,
+        CONCLUSIONS, "workspace = %(ws)s AND deleted_at IS NULL", {"ws": workspace_id},
+        body.filters if body else None,
         paging.page, paging.size, paging_order,
     )  # fmt: skip
     items = [view(r) for r in rows]
