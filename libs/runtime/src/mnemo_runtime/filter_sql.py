@@ -19,6 +19,22 @@ from mnemo_schema.filters import All, Any_, Compare, Field, IsNull, Node, Not, p
 
 _ORDER = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
+# The filterable fields' columns in the read models (``messages``, ``observations``).
+MESSAGE_COLUMNS = {
+    "id": "id", "peer_id": "peer_id", "session_id": "session_id", "metadata": "metadata",
+    "created_at": "created_at", "token_count": "token_count",
+}  # fmt: skip
+CONCLUSION_COLUMNS = {
+    "id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
+    "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
+    "times_derived": "times_derived",
+}  # fmt: skip
+
+
+def qualified(columns: Mapping[str, str], alias: str) -> dict[str, str]:
+    """``columns`` of the table known as ``alias`` in a query."""
+    return {name: f"{alias}.{column}" for name, column in columns.items()}
+
 
 class _Params:
     """Collects named parameters (``%(f0)s``): a condition may use one several times."""

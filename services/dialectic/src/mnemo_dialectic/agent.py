@@ -70,11 +70,11 @@ class DialecticAgent:
             scope,
             query.query,
             limit=self._settings.prefetch_k,
-            session_id=query.session_id,
+            sessions=query.allowed,
             max_distance=self._settings.prefetch_max_distance,
         )
         reads.saw(obs=prefetched)
-        tools = Toolbox(self._reader, scope, query.session_id, reads, self._settings.tool_row_limit)
+        tools = Toolbox(self._reader, scope, query.allowed, reads, self._settings.tool_row_limit)
         messages = [Message.user(first_turn(query.query, query.observed, prefetched))]
         for turn in range(budget + 1):
             spent = turn == budget

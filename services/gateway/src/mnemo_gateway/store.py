@@ -8,7 +8,7 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_runtime.filter_sql import compile_filters
+from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters
 from mnemo_schema import filters as f
 from mnemo_schema.errors import Refusal
 
@@ -28,18 +28,8 @@ _ENTITY = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
 WORKSPACES = Listing("workspaces", _ENTITY, f.WORKSPACE_FIELDS)
 PEERS = Listing("peers", _ENTITY, f.PEER_FIELDS)
 SESSIONS = Listing("sessions", {**_ENTITY, "is_active": "is_active"}, f.SESSION_FIELDS)
-MESSAGES = Listing(
-    "messages",
-    {**_ENTITY, "peer_id": "peer_id", "session_id": "session_id", "token_count": "token_count"},
-    f.MESSAGE_FIELDS,
-)
-CONCLUSIONS = Listing(
-    "observations",
-    {"id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
-     "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
-     "times_derived": "times_derived"},
-    f.CONCLUSION_FIELDS,
-)  # fmt: skip
+MESSAGES = Listing("messages", MESSAGE_COLUMNS, f.MESSAGE_FIELDS)
+CONCLUSIONS = Listing("observations", CONCLUSION_COLUMNS, f.CONCLUSION_FIELDS)
 
 
 class ReadStore:

@@ -186,16 +186,23 @@ class MemoryProjection:
             else []
         )
         premises = sorted(set(premises) | {p for p in e.premise_ids if p in work.kept})
+        # The sessions it rests on: its own for an explicit one ('' for none), its premises'
+        # for a derived one (read in this transaction, which sees the batch's own rows).
         cur = await conn.execute(
             "INSERT INTO observations (workspace, id, observer, observed, session_id, level, content,"
             " content_key, source_message_ids, source_span, premise_ids, confidence, pattern_type,"
-            " origin, observed_at, created_at, seq, embedding_model, embedding_dim, token_count)"
+            " origin, observed_at, created_at, seq, embedding_model, embedding_dim, token_count,"
+            " source_sessions)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " %s) ON CONFLICT DO NOTHING",
+            " %s, CASE WHEN cardinality(%s::text[]) = 0 THEN ARRAY[coalesce(%s, '')] ELSE"
+            " (SELECT coalesce(array_agg(DISTINCT s ORDER BY s), '{}') FROM observations p,"
+            " unnest(p.source_sessions) AS s WHERE p.workspace = %s AND p.id = ANY(%s)) END)"
+            " ON CONFLICT DO NOTHING",
             (e.workspace, e.observation_id, e.observer, e.observed, e.session_id, e.level,
              e.content, content_key(e.content), e.source_message_ids, e.source_span, premises,
              e.confidence, e.pattern_type, e.origin, e.observed_at, e.occurred_at, seq,
-             self._embedder.model_name, self._embedder.dimension, tokens),
+             self._embedder.model_name, self._embedder.dimension, tokens,
+             premises, e.session_id, e.workspace, premises),
         )  # fmt: skip
         if cur.rowcount != 1:
             return  # already projected (a replayed batch)

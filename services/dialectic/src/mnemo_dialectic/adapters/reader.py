@@ -23,7 +23,7 @@ from mnemo_schema.retrieval import RankedMessage, RankedObservation, RetrievalQu
 MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
 VISIBLE = (
     "workspace = %(ws)s AND representations @> %(pair)s::jsonb"
-    " AND (%(session)s::text IS NULL OR session_id = %(session)s)"
+    " AND (%(sessions)s::text[] IS NULL OR session_id = ANY(%(sessions)s))"
 )
 
 
@@ -78,9 +78,10 @@ class PgScopeReader:
             return await cur.fetchall()  # type: ignore[return-value]
 
     @staticmethod
-    def _params(scope: Scope, session_id: str | None, **more: Any) -> dict[str, Any]:
+    def _params(scope: Scope, sessions: frozenset[str] | None, **more: Any) -> dict[str, Any]:
         pair = json.dumps([{"observer": scope.observer, "observed": scope.observed}])
-        return {"ws": scope.workspace, "pair": pair, "session": session_id, **more}
+        allowed = None if sessions is None else sorted(sessions)
+        return {"ws": scope.workspace, "pair": pair, "sessions": allowed, **more}
 
     async def search(
         self,
@@ -89,7 +90,7 @@ class PgScopeReader:
         *,
         limit: int,
         levels: Sequence[Level] | None = None,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
         max_distance: float | None = None,
     ) -> list[Obs]:
         """The engine's best observations of ``scope`` for ``text``."""
@@ -97,31 +98,38 @@ class PgScopeReader:
             scope.workspace,
             RetrievalQuery(
                 query=text, observer=scope.observer, observed=scope.observed,
-                session_id=session_id, levels=list(levels) if levels else None, messages=0,
+                sessions=None if sessions is None else sorted(sessions), levels=list(levels) if levels else None, messages=0,
                 observations=limit, max_distance=max_distance,
             ),
         )  # fmt: skip
         return [_ranked_obs(o) for o in found.observations]
 
     async def search_messages(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: Scope, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """The engine's best messages of ``scope`` for ``text``."""
         found = await self._retrieval.retrieve(
             scope.workspace,
             RetrievalQuery(
                 query=text, observer=scope.observer, observed=scope.observed,
-                session_id=session_id, messages=limit,
+                sessions=None if sessions is None else sorted(sessions), messages=limit,
             ),
         )  # fmt: skip
         return [_ranked_msg(m) for m in found.messages]
 
-    async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
-        """Live observations of ``scope`` by id."""
-        return [_obs(r) for r in await self._store.get(scope, list(ids))] if ids else []
+    async def observations(
+        self, scope: Scope, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+    ) -> list[Obs]:
+        """Live observations of ``scope`` by id (resting on ``sessions`` alone, when given)."""
+        rows = await self._store.get(scope, list(ids)) if ids else []
+        if sessions is not None:
+            rows = [
+                r for r in rows if r["source_sessions"] and set(r["source_sessions"]) <= sessions
+            ]
+        return [_obs(r) for r in rows]
 
     async def messages(
-        self, scope: Scope, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: Scope, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id."""
         if not ids:
@@ -129,18 +137,18 @@ class PgScopeReader:
         rows = await self._rows(
             f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND id = ANY(%(ids)s)"
             " ORDER BY created_at, seq",
-            self._params(scope, session_id, ids=list(ids)),
+            self._params(scope, sessions, ids=list(ids)),
         )
         return [_msg(r) for r in rows]
 
     async def grep(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: Scope, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text``."""
         rows = await self._rows(
             f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND content ILIKE %(like)s"
             " ORDER BY created_at, seq LIMIT %(limit)s",
-            self._params(scope, session_id, like=_like(text), limit=limit),
+            self._params(scope, sessions, like=_like(text), limit=limit),
         )
         return [_msg(r) for r in rows]
 
@@ -151,19 +159,19 @@ class PgScopeReader:
         end: datetime,
         *,
         limit: int,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
     ) -> list[Msg]:
         """Visible messages created in [start, end)."""
         rows = await self._rows(
             f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE}"
             " AND created_at >= %(start)s AND created_at < %(end)s"
             " ORDER BY created_at, seq LIMIT %(limit)s",
-            self._params(scope, session_id, start=start, end=end, limit=limit),
+            self._params(scope, sessions, start=start, end=end, limit=limit),
         )
         return [_msg(r) for r in rows]
 
     async def around(
-        self, scope: Scope, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: Scope, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages of the same session within ``window`` positions."""
         # seq is a log position shared with other sessions, so neighbours are counted, not subtracted.
@@ -172,7 +180,7 @@ class PgScopeReader:
             f"({same} AND seq < %(seq)s ORDER BY seq DESC LIMIT %(before)s)"
             f" UNION ALL ({same} AND seq >= %(seq)s ORDER BY seq LIMIT %(after)s) ORDER BY seq",
             self._params(
-                scope, session_id, of=message.session_id, seq=message.seq, before=window,
+                scope, sessions, of=message.session_id, seq=message.seq, before=window,
                 after=window + 1,
             ),
         )  # fmt: skip
