@@ -68,13 +68,37 @@ class UpdatePeer(_Command):
 
 
 class EnsureSession(_Command):
-    """Get or create a session, optionally with members."""
+    """Get or create a session, optionally with members, joining ``scopes`` (each created if
+    missing)."""
 
     kind: Literal["ensure_session"] = "ensure_session"
     session_id: EntityId
     metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
     peers: dict[EntityId, SessionPeerConfig] | None = None
+    scopes: list[EntityId] | None = Field(default=None, max_length=MAX_BATCH)
+
+
+class EnsureScope(_Command):
+    """Get or create a scope."""
+
+    kind: Literal["ensure_scope"] = "ensure_scope"
+    scope_id: EntityId
+    metadata: Metadata | None = None
+
+
+class AddScopeSessions(_Command):
+    """Add existing sessions to a scope (those already in it are left as they are)."""
+
+    kind: Literal["add_scope_sessions"] = "add_scope_sessions"
+    scope_id: EntityId
+    session_ids: list[EntityId] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class RemoveScopeSession(_Command):
+    kind: Literal["remove_scope_session"] = "remove_scope_session"
+    scope_id: EntityId
+    session_id: EntityId
 
 
 class UpdateSession(_Command):
@@ -190,6 +214,9 @@ Command = Annotated[
     | EnsureSession
     | UpdateSession
     | DeleteSession
+    | EnsureScope
+    | AddScopeSessions
+    | RemoveScopeSession
     | AddSessionPeers
     | RemoveSessionPeers
     | ConfigureSessionPeer

@@ -118,6 +118,35 @@ class SessionPeerConfigured(Envelope):
         return subjects.entity_subject(self.workspace, "membership")
 
 
+class ScopeCreated(Envelope):
+    """A scope came to be: a named set of sessions that recall can be confined to."""
+
+    type: Literal["ScopeCreated"] = "ScopeCreated"
+    scope_id: EntityId
+    metadata: Metadata
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "scope")
+
+
+class ScopeSessionsAdded(Envelope):
+    type: Literal["ScopeSessionsAdded"] = "ScopeSessionsAdded"
+    scope_id: EntityId
+    session_ids: list[EntityId]
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "scope")
+
+
+class ScopeSessionRemoved(Envelope):
+    type: Literal["ScopeSessionRemoved"] = "ScopeSessionRemoved"
+    scope_id: EntityId
+    session_id: EntityId
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "scope")
+
+
 class Representation(BaseModel):
     """An (observer, observed) pair: the key of one peer's model of another (or of itself)."""
 
@@ -171,6 +200,9 @@ Event = Annotated[
     | PeerJoinedSession
     | PeerLeftSession
     | SessionPeerConfigured
+    | ScopeCreated
+    | ScopeSessionsAdded
+    | ScopeSessionRemoved
     | MessagePosted
     | MessageMetadataUpdated
     | ObservationWritten

@@ -6,7 +6,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
 from psycopg_pool import AsyncConnectionPool
@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo_gateway import errors
 from mnemo_gateway.commands import CommandBus, LocalIngest
-from mnemo_gateway.deps import Services
+from mnemo_gateway.deps import Services, reject_unknown_query
 from mnemo_gateway.hot import HotPath
 from mnemo_gateway.marks import HEADER, QuarantineMarks
 from mnemo_gateway.routes import (
@@ -27,6 +27,7 @@ from mnemo_gateway.routes import (
     messages,
     peers,
     queue,
+    scopes,
     sessions,
     summaries,
     workspaces,
@@ -72,6 +73,7 @@ def build_app(
         version="0.1.0",
         description="Memory for AI agents. Speaks the Honcho v3 API.",
         lifespan=lifespan,
+        dependencies=[Depends(reject_unknown_query)],
     )
     app.state.nc = nc
     app.state.js = nc.jetstream()
@@ -92,7 +94,7 @@ def build_app(
     errors.install(app)
     for r in (
         health, workspaces, peers, sessions, messages, conclusions, queue, cards, summaries,
-        context, dialectic, dreams,
+        context, dialectic, dreams, scopes,
     ):  # fmt: skip
         app.include_router(r.router)
 

@@ -29,6 +29,7 @@ WORKSPACES = Listing("workspaces", _ENTITY, f.WORKSPACE_FIELDS)
 PEERS = Listing("peers", _ENTITY, f.PEER_FIELDS)
 SESSIONS = Listing("sessions", {**_ENTITY, "is_active": "is_active"}, f.SESSION_FIELDS)
 MESSAGES = Listing("messages", MESSAGE_COLUMNS, f.MESSAGE_FIELDS)
+SCOPES = Listing("scopes", _ENTITY, f.WORKSPACE_FIELDS)
 CONCLUSIONS = Listing("observations", CONCLUSION_COLUMNS, f.CONCLUSION_FIELDS)
 
 
@@ -65,6 +66,29 @@ class ReadStore:
         if row is None:
             raise Refusal(404, f"session {session_id!r} not found", "session_id")
         return row
+
+    async def scope(self, ws: str, scope_id: str, field: str = "scope_id") -> Row:
+        row = await self.one(
+            "SELECT * FROM scopes WHERE workspace = %s AND id = %s", (ws, scope_id)
+        )
+        if row is None:
+            raise Refusal(404, f"scope {scope_id!r} not found", field)
+        return row
+
+    async def scope_members(self, ws: str, scope_ids: list[str], field: str) -> list[str]:
+        """The sessions of the scopes (all of which must exist), sorted."""
+        rows = await self.all(
+            "SELECT q.id, s.id IS NOT NULL AS known, m.session_id"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS q(id, n)"
+            " LEFT JOIN scopes s ON s.workspace = %s AND s.id = q.id"
+            " LEFT JOIN scope_sessions m ON m.workspace = %s AND m.scope_id = q.id ORDER BY q.n",
+            (scope_ids, ws, ws),
+        )
+        for r in rows:
+            if not r["known"]:
+                at = field if len(scope_ids) == 1 else f"{field}.{scope_ids.index(r['id'])}"
+                raise Refusal(404, f"scope {r['id']!r} not found", at)
+        return sorted({r["session_id"] for r in rows if r["session_id"] is not None})
 
     async def message(self, ws: str, session_id: str, message_id: str) -> Row:
         row = await self.one(

@@ -19,6 +19,9 @@ from mnemo_schema.events import (
     PeerLeftSession,
     PeerUpdated,
     Representation,
+    ScopeCreated,
+    ScopeSessionRemoved,
+    ScopeSessionsAdded,
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
@@ -98,6 +101,13 @@ class _Builder:
         if peer_id not in self.model.peers:
             self.emit(PeerCreated, peer_id=peer_id, metadata={})
 
+    def ensure_scope(self, scope_id: str, metadata: dict[str, Any]) -> bool:
+        """Create the scope if missing; whether it was created."""
+        if scope_id in self.model.scopes:
+            return False
+        self.emit(ScopeCreated, scope_id=scope_id, metadata=metadata)
+        return True
+
     def join(self, session_id: str, peer_id: str, cfg: SessionPeerConfig) -> None:
         self.ensure_peer(peer_id)
         members = self.model.sessions[session_id].members
@@ -128,6 +138,13 @@ class _Builder:
 def _need_workspace(model: WorkspaceModel, ctx: Context) -> None:
     if not model.exists:
         raise Refusal(404, f"workspace {ctx.workspace!r} not found", "workspace_id")
+
+
+def _need_scope(model: WorkspaceModel, scope_id: str) -> set[str]:
+    members = model.scopes.get(scope_id)
+    if members is None:
+        raise Refusal(404, f"scope {scope_id!r} not found", "scope_id")
+    return members
 
 
 def _need_session(model: WorkspaceModel, session_id: str) -> SessionState:
@@ -189,6 +206,29 @@ def decide(
                 b.decision.created = True
             for pid, cfg in (cmd.peers or {}).items():
                 b.join(cmd.session_id, pid, cfg)
+            for scope in dict.fromkeys(cmd.scopes or ()):
+                b.ensure_scope(scope, {})
+                if cmd.session_id not in model.scopes[scope]:
+                    b.emit(ScopeSessionsAdded, scope_id=scope, session_ids=[cmd.session_id])
+        case c.EnsureScope():
+            b.decision.created = b.ensure_scope(cmd.scope_id, cmd.metadata or {})
+        case c.AddScopeSessions():
+            members = _need_scope(model, cmd.scope_id)
+            for i, sid in enumerate(cmd.session_ids):
+                if sid not in model.sessions:
+                    raise Refusal(404, f"session {sid!r} not found", f"session_ids.{i}")
+            new = [s for s in dict.fromkeys(cmd.session_ids) if s not in members]
+            if new:
+                b.emit(ScopeSessionsAdded, scope_id=cmd.scope_id, session_ids=new)
+        case c.RemoveScopeSession():
+            members = _need_scope(model, cmd.scope_id)
+            if cmd.session_id not in members:
+                raise Refusal(
+                    404,
+                    f"session {cmd.session_id!r} is not in scope {cmd.scope_id!r}",
+                    "session_id",
+                )
+            b.emit(ScopeSessionRemoved, scope_id=cmd.scope_id, session_id=cmd.session_id)
         case c.UpdateSession():
             _need_session(model, cmd.session_id)
             b.emit(

@@ -15,6 +15,9 @@ from mnemo_schema.events import (
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
+    ScopeCreated,
+    ScopeSessionRemoved,
+    ScopeSessionsAdded,
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
@@ -42,6 +45,8 @@ class WorkspaceModel:
     # peer id -> peer-level observe_me
     peers: dict[str, bool] = field(default_factory=dict)
     sessions: dict[str, SessionState] = field(default_factory=dict)
+    # scope id -> its member sessions
+    scopes: dict[str, set[str]] = field(default_factory=dict)
     watermark: int = 0
 
     def apply(self, event: Event, seq: int = 0) -> None:
@@ -54,6 +59,7 @@ class WorkspaceModel:
                 self.exists = False
                 self.peers.clear()
                 self.sessions.clear()
+                self.scopes.clear()
             case PeerCreated(peer_id=pid, configuration=cfg):
                 self.peers[pid] = cfg.observe_me is not False
             case PeerUpdated(peer_id=pid, configuration=cfg) if cfg is not None:
@@ -63,6 +69,14 @@ class WorkspaceModel:
                 self.sessions.setdefault(sid, SessionState())
             case SessionDeleted(session_id=sid):
                 self.sessions.pop(sid, None)
+                for members in self.scopes.values():
+                    members.discard(sid)
+            case ScopeCreated(scope_id=scope):
+                self.scopes.setdefault(scope, set())
+            case ScopeSessionsAdded(scope_id=scope, session_ids=sids):
+                self.scopes.setdefault(scope, set()).update(sids)
+            case ScopeSessionRemoved(scope_id=scope, session_id=sid):
+                self.scopes.get(scope, set()).discard(sid)
             case PeerJoinedSession(session_id=sid, peer_id=pid) as e:
                 self.sessions.setdefault(sid, SessionState()).members[pid] = Member(
                     e.observe_me, e.observe_others

@@ -17,6 +17,9 @@ from mnemo_schema.events import (
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
+    ScopeCreated,
+    ScopeSessionRemoved,
+    ScopeSessionsAdded,
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
@@ -109,6 +112,24 @@ def statement(seq: int, event: Event) -> Statement | None:
                 (ws, event.session_id, event.peer_id, event.observe_me, event.observe_others,
                  event.occurred_at),
             )  # fmt: skip
+        case ScopeCreated():
+            return (
+                "INSERT INTO scopes (workspace, id, uid, metadata, created_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, event.scope_id, event.event_id, Jsonb(event.metadata), event.occurred_at),
+            )
+        case ScopeSessionsAdded():
+            return (
+                "INSERT INTO scope_sessions (workspace, scope_id, session_id, added_at, seq)"
+                " SELECT %s, %s, s, %s, %s FROM unnest(%s::text[]) AS s ON CONFLICT DO NOTHING",
+                (ws, event.scope_id, event.occurred_at, seq, event.session_ids),
+            )
+        case ScopeSessionRemoved():
+            return (
+                "DELETE FROM scope_sessions WHERE workspace = %s AND scope_id = %s"
+                " AND session_id = %s",
+                (ws, event.scope_id, event.session_id),
+            )
         case PeerLeftSession():
             return (
                 "DELETE FROM session_peers WHERE workspace = %s AND session_id = %s"

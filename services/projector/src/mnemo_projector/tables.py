@@ -12,7 +12,10 @@ from mnemo_runtime.migrate import package_migrations
 PROJECTION = "pg"
 MIGRATIONS = package_migrations("mnemo_projector")
 
-TABLES = ("workspaces", "peers", "sessions", "session_peers", "messages", "summaries")
+TABLES = (
+    "workspaces", "peers", "sessions", "session_peers", "messages", "summaries", "scopes",
+    "scope_sessions",
+)  # fmt: skip
 
 
 async def drop_projection(conn: AsyncConnection) -> None:

@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
 from mnemo_gateway.deps import PathId, Svc
+from mnemo_gateway.recall import ScopeOption, allowlist, sessions_of
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
 from mnemo_schema.dialectic_queries import (
@@ -20,7 +21,7 @@ from mnemo_schema.dialectic_queries import (
 )
 from mnemo_schema.errors import Refusal
 from mnemo_schema.ids import EntityId
-from mnemo_schema.text import StorableText
+from mnemo_schema.text import JsonObject, StorableText
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["dialectic"])
 
@@ -42,6 +43,9 @@ class ChatBody(BaseModel):
     reasoning_level: ReasoningLevel = "low"
     response_format: dict[str, Any] | None = None
     include_evidence: bool = False
+    # Recall confined to a scope's (or scopes') sessions, or to ``filters: {"session_id": ...}``.
+    scope: ScopeOption | None = None
+    filters: JsonObject | None = None
 
 
 def _sse(chunk: ChatChunk) -> bytes:
@@ -67,9 +71,13 @@ async def chat(
             raise Refusal(404, f"peer {body.target!r} not found", "target") from err
     if body.session_id is not None:
         await svc.store.session(workspace_id, body.session_id)
+    sessions = await sessions_of(
+        svc.store, workspace_id, scope=body.scope, sessions=allowlist(body.filters),
+        session_id=body.session_id,
+    )  # fmt: skip
     query = ChatQuery(
         observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
-        query=body.query, reasoning_level=body.reasoning_level,
+        sessions=sessions, query=body.query, reasoning_level=body.reasoning_level,
         include_evidence=body.include_evidence,
     )  # fmt: skip
     subject = subjects.query_subject(workspace_id, "chat")

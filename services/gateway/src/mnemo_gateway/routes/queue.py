@@ -8,7 +8,7 @@ import psycopg
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from mnemo_gateway.deps import PathId, Svc
+from mnemo_gateway.deps import PathId, Services, Svc
 from mnemo_schema.ids import EntityId
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["queue"])
@@ -44,6 +44,7 @@ WITH passages AS (
     FROM messages m, jsonb_array_elements(m.representations) AS r
     WHERE m.workspace = %(ws)s
       AND (%(session)s::text IS NULL OR m.session_id = %(session)s)
+      AND (%(sessions)s::text[] IS NULL OR m.session_id = ANY(%(sessions)s))
       AND (%(observer)s::text IS NULL OR r->>'observer' = %(observer)s)
       AND (%(sender)s::text IS NULL OR r->>'observed' = %(sender)s)
     GROUP BY 1, 2, 3
@@ -74,6 +75,28 @@ def _status(total: int, done: int, in_progress: int) -> dict[str, int]:
     }
 
 
+async def _sessions(svc: Services, params: dict[str, Any]) -> dict[str, SessionQueueStatus]:
+    try:
+        rows = await svc.store.all(_SQL, params)  # type: ignore[arg-type]
+    except psycopg.errors.UndefinedTable:
+        rows = []  # the deriver has not started yet: no progress recorded
+    return {
+        r["session_id"]: SessionQueueStatus(
+            session_id=r["session_id"], **_status(r["total"], r["done"], r["in_progress"])
+        )
+        for r in rows
+    }
+
+
+async def session_units(
+    svc: Services, workspace: str, session_ids: list[str]
+) -> dict[str, SessionQueueStatus]:
+    """The work units of each of ``session_ids`` that has any."""
+    params = {"ws": workspace, "session": None, "sessions": session_ids, "observer": None,
+              "sender": None}  # fmt: skip
+    return await _sessions(svc, params)
+
+
 @router.get("/queue/status", response_model=QueueStatus)
 async def queue_status(
     workspace_id: PathId,
@@ -85,18 +108,10 @@ async def queue_status(
     """Work units pending, in progress and completed, overall and per session."""
     await svc.store.workspace(workspace_id)
     params: dict[str, Any] = {
-        "ws": workspace_id, "session": session_id, "observer": observer_id, "sender": sender_id,
+        "ws": workspace_id, "session": session_id, "sessions": None, "observer": observer_id,
+        "sender": sender_id,
     }  # fmt: skip
-    try:
-        rows = await svc.store.all(_SQL, params)  # type: ignore[arg-type]
-    except psycopg.errors.UndefinedTable:
-        rows = []  # the deriver has not started yet: no progress recorded
-    sessions = {
-        r["session_id"]: SessionQueueStatus(
-            session_id=r["session_id"], **_status(r["total"], r["done"], r["in_progress"])
-        )
-        for r in rows
-    }
+    sessions = await _sessions(svc, params)
     totals = _status(
         sum(s.total_work_units for s in sessions.values()),
         sum(s.completed_work_units for s in sessions.values()),

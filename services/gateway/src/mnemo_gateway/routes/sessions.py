@@ -36,7 +36,7 @@ async def get_or_create_session(
         workspace_id,
         c.EnsureSession(
             session_id=body.id, metadata=body.metadata, configuration=body.configuration,
-            peers=body.peers,
+            peers=body.peers, scopes=body.scopes,
         ),
     )  # fmt: skip
     response.status_code = 201 if reply.created else 200
