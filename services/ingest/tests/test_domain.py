@@ -123,3 +123,39 @@ def test_ensure_is_get_or_create():
     assert decide(m, c.EnsureWorkspace(), CTX).created is True
     again = decide(m, c.EnsureWorkspace(), CTX)
     assert again.created is False and again.events == []
+
+
+def test_messages_carry_the_configuration_in_force_when_posted():
+    off = {"reasoning": {"enabled": False}}
+    m = model_with(
+        c.UpdateWorkspace.model_validate(
+            {"configuration": {"custom_instructions": "Names matter."}}
+        ),
+        c.EnsureSession.model_validate(
+            {"session_id": "s", "configuration": {"reasoning": {"custom_instructions": "X"}}}
+        ),
+    )
+    cmd = c.PostMessages.model_validate(
+        {"session_id": "s", "messages": [
+            {"peer_id": "a", "content": "kept"},
+            {"peer_id": "a", "content": "private", "configuration": off},
+        ]}
+    )  # fmt: skip
+    kept, private = (e for e in decide(m, cmd, CTX, [1, 1]).events if isinstance(e, MessagePosted))
+    assert (kept.reasoning, kept.instructions) == (True, "Names matter.\n\nX")
+    assert (private.reasoning, private.instructions) == (False, "Names matter.\n\nX")
+    decide(m, c.UpdateSession.model_validate({"session_id": "s", "configuration": off}), CTX)
+    assert [e.reasoning for e in post(m, "a")] == [False]
+
+
+def test_scopes_hold_existing_sessions():
+    m = model_with(c.EnsureSession(session_id="s", scopes=["jobs"]))
+    assert m.scopes == {"jobs": {"s"}}
+    with pytest.raises(Refusal) as err:
+        decide(m, c.AddScopeSessions(scope_id="jobs", session_ids=["s", "nope"]), CTX)
+    assert (err.value.status, err.value.field) == (404, "session_ids.1")
+    with pytest.raises(Refusal) as err:
+        decide(m, c.RemoveScopeSession(scope_id="other", session_id="s"), CTX)
+    assert (err.value.status, err.value.field) == (404, "scope_id")
+    decide(m, c.DeleteSession(session_id="s"), CTX)
+    assert m.scopes == {"jobs": set()}

@@ -173,6 +173,11 @@ class MessagePosted(Envelope):
     created_at: StorableTime
     token_count: int = Field(ge=0)
     representations: list[Representation] = Field(default_factory=list)
+    # The configuration in force when it was posted (workspace, session and message levels, as
+    # ingest resolved them): whether memory is formed from it, and the application's
+    # instructions for the deriver.
+    reasoning: bool = True
+    instructions: StorableText | None = None
 
     def subject(self) -> str:
         return subjects.message_subject(self.workspace, self.session_id)

@@ -21,6 +21,7 @@ from mnemo_runtime.models import (
     Stage,
     ToolChoice,
     ToolResultBlock,
+    with_instructions,
 )
 from mnemo_runtime.vectors import Scope
 from mnemo_schema.dialectic_queries import ChatAnswer, ChatQuery, Citations
@@ -83,7 +84,7 @@ class DialecticAgent:
             response = await model.complete(
                 ModelRequest(
                     stage=stage,
-                    system=RETRIEVAL_POLICY,
+                    system=with_instructions(RETRIEVAL_POLICY, query.instructions),
                     messages=tuple(messages),
                     tools=TOOLS,
                     tool_choice=ToolChoice.force(ANSWER) if spent else ToolChoice(),

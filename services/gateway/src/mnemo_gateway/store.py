@@ -10,6 +10,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters
 from mnemo_schema import filters as f
+from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.errors import Refusal
 
 Row = dict[str, Any]
@@ -66,6 +67,20 @@ class ReadStore:
         if row is None:
             raise Refusal(404, f"session {session_id!r} not found", "session_id")
         return row
+
+    async def configuration(self, ws: str, session_id: str | None = None) -> WorkspaceConfiguration:
+        """The configuration in force: the workspace's, overridden by the session's."""
+        row = await self.one(
+            "SELECT w.configuration AS workspace, s.configuration AS session FROM workspaces w"
+            " LEFT JOIN sessions s ON s.workspace = w.id AND s.id = %s WHERE w.id = %s",
+            (session_id, ws),
+        )
+        if row is None:
+            return WorkspaceConfiguration()
+        levels = [WorkspaceConfiguration.model_validate(row["workspace"] or {})]
+        if row["session"]:
+            levels.append(WorkspaceConfiguration.model_validate(row["session"]))
+        return effective(*levels)
 
     async def scope(self, ws: str, scope_id: str, field: str = "scope_id") -> Row:
         row = await self.one(

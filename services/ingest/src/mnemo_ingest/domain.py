@@ -8,7 +8,14 @@ from typing import Any
 
 from mnemo_ingest.model import Member, SessionState, WorkspaceModel
 from mnemo_schema import commands as c
-from mnemo_schema.config import PeerConfig, SessionPeerConfig, WorkspaceConfiguration
+from mnemo_schema.config import (
+    PeerConfig,
+    SessionPeerConfig,
+    WorkspaceConfiguration,
+    effective,
+    instructions,
+    reasoning_enabled,
+)
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import (
     Envelope,
@@ -329,6 +336,9 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
     counts = token_counts or [0] * len(cmd.messages)
     if len(counts) != len(cmd.messages):
         raise ValueError("one token count per message is required")
+    # The configuration in force, resolved once per batch (a message may override reasoning).
+    base = effective(b.model.configuration, session.configuration)
+    base_instructions = instructions(base, "deriver")
     for i, msg in enumerate(cmd.messages):
         b.join(cmd.session_id, msg.peer_id, SessionPeerConfig())
         # With an idempotency key, a retried batch gets the same message and event ids, so the
@@ -337,6 +347,7 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
         message_id = (
             derived_id(b.ctx.workspace, cmd.session_id, key, str(i)) if key else new_message_id()
         )
+        cfg = base if msg.configuration is None else effective(base, msg.configuration)
         b.emit(
             MessagePosted,
             event_id=derived_event_id(b.ctx.workspace, "msg", message_id) if key else None,
@@ -348,5 +359,7 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
             created_at=msg.created_at or b.ctx.now,
             token_count=counts[i],
             representations=representations(b.model, session, msg.peer_id),
+            reasoning=reasoning_enabled(cfg),
+            instructions=base_instructions if cfg is base else instructions(cfg, "deriver"),
         )
         b.decision.message_ids.append(message_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.events import (
     Event,
     MessagePosted,
@@ -21,8 +22,10 @@ from mnemo_schema.events import (
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
+    SessionUpdated,
     WorkspaceCreated,
     WorkspaceDeleted,
+    WorkspaceUpdated,
 )
 
 
@@ -35,6 +38,7 @@ class Member:
 @dataclass
 class SessionState:
     members: dict[str, Member] = field(default_factory=dict)
+    configuration: WorkspaceConfiguration = field(default_factory=WorkspaceConfiguration)
 
 
 @dataclass
@@ -42,6 +46,7 @@ class WorkspaceModel:
     """Entities of one workspace and the highest stream position that changed them."""
 
     exists: bool = False
+    configuration: WorkspaceConfiguration = field(default_factory=WorkspaceConfiguration)
     # peer id -> peer-level observe_me
     peers: dict[str, bool] = field(default_factory=dict)
     sessions: dict[str, SessionState] = field(default_factory=dict)
@@ -53,10 +58,14 @@ class WorkspaceModel:
         """Fold one event into the model."""
         self.watermark = max(self.watermark, seq)
         match event:
-            case WorkspaceCreated():
+            case WorkspaceCreated(configuration=cfg):
                 self.exists = True
+                self.configuration = cfg
+            case WorkspaceUpdated(configuration=cfg) if cfg is not None:
+                self.configuration = cfg
             case WorkspaceDeleted():
                 self.exists = False
+                self.configuration = WorkspaceConfiguration()
                 self.peers.clear()
                 self.sessions.clear()
                 self.scopes.clear()
@@ -65,8 +74,11 @@ class WorkspaceModel:
             case PeerUpdated(peer_id=pid, configuration=cfg) if cfg is not None:
                 if cfg.observe_me is not None:
                     self.peers[pid] = cfg.observe_me
-            case SessionCreated(session_id=sid):
-                self.sessions.setdefault(sid, SessionState())
+            case SessionCreated(session_id=sid, configuration=cfg):
+                self.sessions.setdefault(sid, SessionState()).configuration = cfg
+            case SessionUpdated(session_id=sid, configuration=cfg) if cfg is not None:
+                if sid in self.sessions:
+                    self.sessions[sid].configuration = cfg
             case SessionDeleted(session_id=sid):
                 self.sessions.pop(sid, None)
                 for members in self.scopes.values():

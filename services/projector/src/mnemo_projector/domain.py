@@ -36,12 +36,12 @@ Statement = tuple[str, tuple[Any, ...]]
 # parameters were dumped element by element in Python (measured: 15% of the write path's CPU).
 _INSERT_MESSAGES_WHERE = """
 INSERT INTO messages (workspace, id, session_id, seq, peer_id, content, metadata, token_count,
-                      created_at, representations)
+                      created_at, representations, reasoning)
 SELECT workspace, id, session_id, seq, peer_id, content, metadata, token_count, created_at,
-       representations
+       representations, reasoning
 FROM json_to_recordset(%s::json) AS m(workspace text, id text, session_id text, seq bigint,
      peer_id text, content text, metadata jsonb, token_count integer, created_at timestamptz,
-     representations jsonb)
+     representations jsonb, reasoning boolean)
 WHERE {condition}
 ON CONFLICT (workspace, id) DO NOTHING
 """
@@ -163,6 +163,7 @@ def message_record(seq: int, e: MessagePosted) -> dict[str, Any]:
         "representations": [
             {"observer": r.observer, "observed": r.observed} for r in e.representations
         ],
+        "reasoning": e.reasoning,
     }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from mnemo_gateway.recall import ScopeOption, allowlist, sessions_of
 from mnemo_gateway.routes.summaries import SummaryOut, summary_view
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
+from mnemo_schema.config import uses_card
 from mnemo_schema.context_queries import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_MAX_CONCLUSIONS,
@@ -156,10 +157,11 @@ async def session_context(
     confined = await sessions_of(
         svc.store, workspace_id, scope=scope, sessions=sessions, sessions_field="sessions"
     )
+    cfg = await svc.store.configuration(workspace_id, session_id)
     query = _build(
         ContextQuery, session_id=session_id, tokens=tokens, summary=summary,
         peer_target=peer_target, peer_perspective=peer_perspective,
-        limit_to_session=limit_to_session,
+        limit_to_session=limit_to_session, use_card=uses_card(cfg),
         slice=_slice(
             search_query, search_top_k, search_max_distance, include_most_frequent,
             max_conclusions, sessions=confined,
@@ -222,7 +224,8 @@ async def peer_context(
     want = _slice(
         search_query, search_top_k, search_max_distance, include_most_frequent, max_conclusions
     )
-    got = await _representation(request, svc, workspace_id, peer_id, target, want, True)
+    with_card = uses_card(await svc.store.configuration(workspace_id))
+    got = await _representation(request, svc, workspace_id, peer_id, target, want, with_card)
     return PeerContextOut(
         peer_id=peer_id, target_id=target or peer_id,
         representation=got.representation, peer_card=got.peer_card,

@@ -13,6 +13,7 @@ from mnemo_gateway.deps import PathId, Svc
 from mnemo_gateway.recall import ScopeOption, allowlist, sessions_of
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
+from mnemo_schema.config import instructions
 from mnemo_schema.dialectic_queries import (
     ChatAnswer,
     ChatChunk,
@@ -75,10 +76,11 @@ async def chat(
         svc.store, workspace_id, scope=body.scope, sessions=allowlist(body.filters),
         session_id=body.session_id,
     )  # fmt: skip
+    cfg = await svc.store.configuration(workspace_id, body.session_id)
     query = ChatQuery(
         observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
         sessions=sessions, query=body.query, reasoning_level=body.reasoning_level,
-        include_evidence=body.include_evidence,
+        include_evidence=body.include_evidence, instructions=instructions(cfg, "dialectic"),
     )  # fmt: skip
     subject = subjects.query_subject(workspace_id, "chat")
     nc = request.app.state.nc

@@ -30,10 +30,10 @@ class QueueStatus(BaseModel):
     sessions: dict[str, SessionQueueStatus] | None = None
 
 
-# A work unit is one message for one representation it feeds. Totals come from the messages'
-# routing; completion from the deriver's progress rows; a unit whose observations the memory
-# projection has not applied yet, or whose message the passage projection has not made
-# searchable yet, still counts as in progress.
+# A work unit is one message for one representation it feeds (none for a message posted with
+# reasoning switched off). Totals come from the messages' routing; completion from the deriver's
+# progress rows; a unit whose observations the memory projection has not applied yet, or whose
+# message the passage projection has not made searchable yet, still counts as in progress.
 _SQL = """
 WITH passages AS (
     SELECT COALESCE((SELECT seq FROM projection_positions WHERE name = 'passages'),
@@ -42,7 +42,7 @@ WITH passages AS (
     SELECT m.session_id, r->>'observer' AS observer, r->>'observed' AS observed, count(*) AS total,
            count(*) FILTER (WHERE m.seq > (SELECT seq FROM passages)) AS unsearchable
     FROM messages m, jsonb_array_elements(m.representations) AS r
-    WHERE m.workspace = %(ws)s
+    WHERE m.workspace = %(ws)s AND m.reasoning
       AND (%(session)s::text IS NULL OR m.session_id = %(session)s)
       AND (%(sessions)s::text[] IS NULL OR m.session_id = ANY(%(sessions)s))
       AND (%(observer)s::text IS NULL OR r->>'observer' = %(observer)s)
