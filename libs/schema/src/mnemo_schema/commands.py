@@ -113,6 +113,21 @@ class DeleteSession(_Command):
     session_id: EntityId
 
 
+class DeletePeer(_Command):
+    """Erase a peer: its messages, memberships and every representation of or by it."""
+
+    kind: Literal["delete_peer"] = "delete_peer"
+    peer_id: EntityId
+
+
+class DeleteMessage(_Command):
+    """Erase one message, the summaries covering it and what was derived from it."""
+
+    kind: Literal["delete_message"] = "delete_message"
+    session_id: EntityId
+    message_id: EntityId
+
+
 class AddSessionPeers(_Command):
     """Add members (creating peers as needed); ``replace`` makes the list the whole membership."""
 
@@ -214,6 +229,8 @@ Command = Annotated[
     | EnsureSession
     | UpdateSession
     | DeleteSession
+    | DeletePeer
+    | DeleteMessage
     | EnsureScope
     | AddScopeSessions
     | RemoveScopeSession

@@ -14,7 +14,12 @@ from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfi
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.ids import EntityId, Metadata
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.observations import (
+    ObservationDeleted,
+    ObservationsErased,
+    ObservationWritten,
+    PeerCardUpdated,
+)
 from mnemo_schema.summaries import SummaryUpdated
 from mnemo_schema.text import StorableText, StorableTime, StoredJson
 
@@ -32,6 +37,9 @@ class WorkspaceUpdated(Envelope):
 
 
 class WorkspaceDeleted(Envelope):
+    """A workspace and everything in it were erased: every projection retracts it, and the log
+    keeps nothing of it but this event (see the projector's eraser)."""
+
     type: Literal["WorkspaceDeleted"] = "WorkspaceDeleted"
 
 
@@ -76,11 +84,37 @@ class SessionUpdated(Envelope):
 
 
 class SessionDeleted(Envelope):
+    """A session was erased: its messages, what was derived from them, its summaries."""
+
     type: Literal["SessionDeleted"] = "SessionDeleted"
     session_id: EntityId
 
     def subject(self) -> str:
         return subjects.entity_subject(self.workspace, "session")
+
+
+class PeerDeleted(Envelope):
+    """A peer was erased: its messages, its memberships, every representation of or by it."""
+
+    type: Literal["PeerDeleted"] = "PeerDeleted"
+    peer_id: EntityId
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "peer")
+
+
+class MessageDeleted(Envelope):
+    """A message was erased, with the summaries covering it and what was derived from it."""
+
+    type: Literal["MessageDeleted"] = "MessageDeleted"
+    session_id: EntityId
+    message_id: str
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "message")
+
+
+DELETIONS = ("WorkspaceDeleted", "SessionDeleted", "PeerDeleted", "MessageDeleted")
 
 
 class PeerJoinedSession(Envelope):
@@ -202,6 +236,8 @@ Event = Annotated[
     | SessionCreated
     | SessionUpdated
     | SessionDeleted
+    | PeerDeleted
+    | MessageDeleted
     | PeerJoinedSession
     | PeerLeftSession
     | SessionPeerConfigured
@@ -212,6 +248,7 @@ Event = Annotated[
     | MessageMetadataUpdated
     | ObservationWritten
     | ObservationDeleted
+    | ObservationsErased
     | PeerCardUpdated
     | SummaryUpdated
     | DreamDue

@@ -19,9 +19,11 @@ from mnemo_schema.config import (
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import (
     Envelope,
+    MessageDeleted,
     MessageMetadataUpdated,
     MessagePosted,
     PeerCreated,
+    PeerDeleted,
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
@@ -178,6 +180,8 @@ def decide(
             )
             b.decision.created = True
         return b.decision
+    if isinstance(cmd, c.DeleteWorkspace) and not model.exists and model.deleted:
+        return b.decision  # erased already: deleting it again changes nothing
     _need_workspace(model, ctx)
     match cmd:
         case c.UpdateWorkspace():
@@ -245,8 +249,21 @@ def decide(
                 configuration=cmd.configuration,
             )
         case c.DeleteSession():
+            if cmd.session_id in model.deleted_sessions:
+                return b.decision
             _need_session(model, cmd.session_id)
             b.emit(SessionDeleted, session_id=cmd.session_id)
+        case c.DeletePeer():
+            if cmd.peer_id in model.deleted_peers:
+                return b.decision
+            if cmd.peer_id not in model.peers:
+                raise Refusal(404, f"peer {cmd.peer_id!r} not found", "peer_id")
+            b.emit(PeerDeleted, peer_id=cmd.peer_id)
+        case c.DeleteMessage():
+            # That the message exists in the session was checked against the read model.
+            if cmd.message_id not in model.deleted_messages:
+                _need_session(model, cmd.session_id)
+                b.emit(MessageDeleted, session_id=cmd.session_id, message_id=cmd.message_id)
         case c.AddSessionPeers():
             session = _need_session(model, cmd.session_id)
             if cmd.replace:

@@ -11,9 +11,11 @@ from psycopg.types.json import Jsonb
 
 from mnemo_schema.events import (
     Event,
+    MessageDeleted,
     MessageMetadataUpdated,
     MessagePosted,
     PeerCreated,
+    PeerDeleted,
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
@@ -103,6 +105,13 @@ def statement(seq: int, event: Event) -> Statement | None:
             )  # fmt: skip
         case SessionDeleted():
             return ("SELECT mnemo_delete_session(%s, %s)", (ws, event.session_id))
+        case PeerDeleted():
+            return ("SELECT mnemo_delete_peer(%s, %s)", (ws, event.peer_id))
+        case MessageDeleted():
+            return (
+                "SELECT mnemo_delete_message(%s, %s, %s)",
+                (ws, event.session_id, event.message_id),
+            )
         case PeerJoinedSession() | SessionPeerConfigured():
             return (
                 "INSERT INTO session_peers (workspace, session_id, peer_id, observe_me,"

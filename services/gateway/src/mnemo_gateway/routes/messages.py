@@ -87,3 +87,12 @@ async def update_message(
         ),
     )
     return views.message(await svc.store.message(workspace_id, session_id, message_id))
+
+
+@router.delete("/{message_id}", status_code=202)
+async def delete_message(
+    workspace_id: PathId, session_id: PathId, message_id: PathId, svc: Svc
+) -> dict[str, str]:
+    """Erase a message, the summaries covering it and what was derived from it."""
+    await svc.bus.send(workspace_id, c.DeleteMessage(session_id=session_id, message_id=message_id))
+    return {"status": "deleted"}

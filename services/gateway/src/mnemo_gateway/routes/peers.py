@@ -50,6 +50,13 @@ async def update_peer(workspace_id: PathId, peer_id: PathId, body: PeerUpdate, s
     return views.peer(await svc.store.peer(workspace_id, peer_id))
 
 
+@router.delete("/{peer_id}", status_code=202)
+async def delete_peer(workspace_id: PathId, peer_id: PathId, svc: Svc) -> dict[str, str]:
+    """Erase a peer: its messages, its memberships and every representation of or by it."""
+    await svc.bus.send(workspace_id, c.DeletePeer(peer_id=peer_id))
+    return {"status": "deleted"}
+
+
 @router.post("/{peer_id}/sessions", response_model=Page[SessionOut])
 async def list_peer_sessions(
     workspace_id: PathId, peer_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None

@@ -73,7 +73,7 @@ async def update_session(
 
 @router.delete("/{session_id}", status_code=202)
 async def delete_session(workspace_id: PathId, session_id: PathId, svc: Svc) -> dict[str, str]:
-    """Delete a session, its members and its messages from the read models."""
+    """Erase a session: its members, its messages and what was derived from them."""
     await svc.bus.send(workspace_id, c.DeleteSession(session_id=session_id))
     return {"status": "deleted"}
 

@@ -50,6 +50,6 @@ async def update_workspace(workspace_id: PathId, body: WorkspaceUpdate, svc: Svc
 
 @router.delete("/{workspace_id}", status_code=202)
 async def delete_workspace(workspace_id: PathId, svc: Svc) -> dict[str, str]:
-    """Delete a workspace and everything in it (the log keeps the history)."""
+    """Erase a workspace and everything in it, in the read models and the log."""
     await svc.bus.send(workspace_id, c.DeleteWorkspace())
     return {"status": "deleted"}
