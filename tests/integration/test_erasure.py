@@ -85,9 +85,9 @@ def stack(tmp_path: Path, fresh_database: str, spawn):  # type: ignore[no-untype
     nats.stop()
 
 
-def _post(h: Honcho, session: str, canary: str) -> str:
+def _post(h: Honcho, session: str, canary: str, speaker: str = "alice") -> str:
     """The canary among filler, in ``session``; the canary message's id."""
-    alice, bob = h.peer("alice"), h.peer("bob")
+    alice, bob = h.peer(speaker), h.peer("bob")
     s = h.session(session, peers=[alice, bob])
     sent = s.add_messages(
         [
@@ -129,6 +129,16 @@ def test_a_deleted_canary_leaves_no_byte_behind(stack, settle, until):  # type: 
     assert not any(c1 in m.content for m in h.search(c1))
     assert httpx.delete(f"{base}/sessions/one/messages/nope").status_code == 404
 
+    # A peer: its messages and every representation of or by it.
+    cp = _canary()
+    _post(h, "four", cp, speaker="carol")
+    _derived_and_summarised(where, cp, settle, h, until)
+    for _ in range(2):
+        assert httpx.delete(f"{base}/peers/carol").status_code == 202
+    until(lambda: where.where(cp) == [], 60)
+    assert "carol" not in [p.id for p in h.peers()]
+    assert kept in [m.content for m in h.session("one").messages()]
+
     # 2. A session; made again, it holds nothing.
     c2 = _canary()
     _post(h, "two", c2)
@@ -152,8 +162,16 @@ def test_a_deleted_canary_leaves_no_byte_behind(stack, settle, until):  # type: 
     proc.start()
     until(lambda: where.where(c3) == [], 90)
     assert httpx.delete(f"{proc.url}/v3/workspaces/{ws}").status_code == 202  # idempotent
-    for canary in (c1, c2, c3):
+    for canary in (c1, cp, c2, c3):
         assert where.where(canary) == [], canary
+    with psycopg.connect(where.db) as conn:
+        done = conn.execute(
+            "SELECT kind, events_erased > 0 FROM erasures WHERE finished_at IS NOT NULL"
+            " ORDER BY seq"
+        ).fetchall()
+    assert [k for k, _ in done][:4] == ["message", "peer", "session", "workspace"] and all(
+        n for _, n in done[:4]
+    ), done
     # The same ids made again: empty memory.
     h2 = Honcho(base_url=proc.url, workspace_id=ws, max_retries=0, timeout=60)
     alice = h2.peer("alice")

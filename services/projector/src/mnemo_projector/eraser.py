@@ -11,7 +11,8 @@ decides what the deletion covers (``erasure.plan``) and then, in this order:
    projection drops their rows, vectors, postings and, where the card was drawn from them, the
    card), and states again any survivor that had been folded into an erased duplicate;
 3. erases the covered events from the stream, securely (their bytes overwritten) where they
-   held content;
+   held content, the erased messages' own events last (a run started again after them finds
+   what rests on them from the ids it recorded);
 4. deletes the dead letters holding any of them;
 5. marks the erasure finished and moves its position past the deletion.
 
@@ -154,8 +155,9 @@ class Eraser:
         p = erasure.plan(t, stored, already)
         await self._remember(t.workspace, t.seq, p.messages, p.erased_observations)
         await self._retract(t.workspace, t.event_id, p)
-        erased = await erase(self._nc, subjects.STREAM, p.secure, secure=True)
+        erased = await erase(self._nc, subjects.STREAM, p.secure - p.posted, secure=True)
         erased += await erase(self._nc, subjects.STREAM, p.plain, secure=False)
+        erased += await erase(self._nc, subjects.STREAM, p.posted, secure=True)
         letters = await self._drop_letters(t, p.secure | p.plain)
         async with self._pool.connection() as conn:
             await conn.execute(

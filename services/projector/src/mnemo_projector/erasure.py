@@ -113,6 +113,9 @@ class Plan:
     messages: set[str] = field(default_factory=set)
     observations: dict[Rep, set[str]] = field(default_factory=dict)
     cards: set[Rep] = field(default_factory=set)
+    # The erased messages' own events, erased last: until they go, a run started again finds
+    # everything that rests on them (summaries carry positions, not ids).
+    posted: set[int] = field(default_factory=set)
     # Every observation event read back, by id (survivors of an erased duplicate are re-stated).
     written: dict[str, Stored] = field(default_factory=dict)
 
@@ -165,9 +168,12 @@ def plan(t: Target, stored: Iterable[Stored], already: Iterable[str] = ()) -> Pl
             p.erase(s, e)
         if isinstance(e, MessagePosted) and s.seq in p.secure:
             p.messages.add(e.message_id)
+            p.posted.add(s.seq)
             first_in.setdefault(e.session_id, s.seq)
     for s, e in events:
-        if isinstance(e, SummaryUpdated) and _summary_covered(t, e, first_in):
+        if isinstance(e, SummaryUpdated) and (
+            _summary_covered(t, e, first_in) or e.message_id in p.messages
+        ):
             p.erase(s, e)
     _observations(t, events, p, gone)
     return p
