@@ -159,3 +159,38 @@ def test_scopes_hold_existing_sessions():
     assert (err.value.status, err.value.field) == (404, "scope_id")
     decide(m, c.DeleteSession(session_id="s"), CTX)
     assert m.scopes == {"jobs": set()}
+
+
+def test_deletions_are_events_once_and_no_ops_after():
+    m = model_with(c.EnsureSession(session_id="s", peers={"a": SessionPeerConfig()}))
+    (msg,) = post(m, "a")
+    for cmd in (
+        c.DeleteMessage(session_id="s", message_id=msg.message_id),
+        c.DeletePeer(peer_id="a"),
+        c.DeleteSession(session_id="s"),
+        c.DeleteWorkspace(),
+    ):
+        first = decide(m, cmd, CTX).events
+        assert [type(e).__name__ for e in first] == [
+            type(cmd).__name__.replace("Delete", "") + "Deleted"
+        ]
+        assert decide(m, cmd, CTX).events == []  # deleting again changes nothing
+
+
+def test_deleting_what_never_was_is_a_404_naming_it():
+    m = model_with(c.EnsureSession(session_id="s"))
+    with pytest.raises(Refusal) as peer:
+        decide(m, c.DeletePeer(peer_id="ghost"), CTX)
+    assert peer.value.status == 404 and peer.value.field == "peer_id"
+    with pytest.raises(Refusal) as session:
+        decide(m, c.DeleteSession(session_id="ghost"), CTX)
+    assert session.value.status == 404
+
+
+def test_an_erased_session_made_again_can_be_erased_again():
+    m = model_with(c.EnsureSession(session_id="s"))
+    decide(m, c.DeleteSession(session_id="s"), CTX)
+    decide(m, c.EnsureSession(session_id="s"), CTX)
+    assert [e.type for e in decide(m, c.DeleteSession(session_id="s"), CTX).events] == [
+        "SessionDeleted"
+    ]
