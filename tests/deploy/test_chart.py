@@ -49,6 +49,10 @@ def _of(docs: list[Manifest], kind: str) -> list[Manifest]:
     return [d for d in docs if d["kind"] == kind]
 
 
+def _config(docs: list[Manifest]) -> list[Manifest]:
+    return [c for c in _of(docs, "ConfigMap") if c["metadata"]["name"].endswith("-config")]
+
+
 def _containers(docs: list[Manifest]) -> list[tuple[Manifest, dict[str, Any]]]:
     out = []
     for d in docs:
@@ -141,6 +145,41 @@ def test_secrets_only_by_reference(case: list[Manifest]) -> None:
         assert not any(_SECRET_ENV.search(k) for k in cm["data"])
         plain += list(cm["data"].values())
     assert not [v for v in plain if _USERINFO.search(v)], "a URL with credentials in plain text"
+
+
+def test_keys_and_nats_credentials_come_from_their_secrets(case: list[Manifest]) -> None:
+    (config,) = _config(case)
+    assert "@" not in config["data"]["NATS_URL"] and config["data"]["MNEMO_NATS_USER"]
+    assert "MNEMO_AUTH" not in config["data"]  # on: every request needs a key
+    for d, c in _containers(case):
+        env = {e["name"]: e for e in c["env"]}
+        assert env["MNEMO_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "mnemo-nats"
+        spec = d["spec"]["template"]["spec"]
+        mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
+        serves = c["args"][2].split(",") if c["args"][:2] == ["serve", "--components"] else []
+        if "gateway" in serves or "grpc" in serves:
+            # The gateways (HTTP and gRPC) verify keys with what the Secret holds, mounted read-only.
+            path = env["MNEMO_AUTH_KEYS_DIR"]["value"]
+            assert mounts["auth"]["mountPath"] == path and mounts["auth"]["readOnly"]
+            (volume,) = [v for v in spec["volumes"] if v["name"] == "auth"]
+            assert volume["secret"]["secretName"].startswith("mnemo-")
+        else:
+            assert "MNEMO_AUTH_KEYS_DIR" not in env and "auth" not in mounts
+
+
+def test_without_auth_the_gateways_say_so_and_mount_no_keys(rendered: Any) -> None:
+    docs = rendered(sets=("auth.enabled=false",))
+    (config,) = _config(docs)
+    assert config["data"]["MNEMO_AUTH"] == "off"
+    assert not any(v["name"] == "auth" for d in _of(docs, "Deployment")
+                   for v in d["spec"]["template"]["spec"]["volumes"])  # fmt: skip
+    # A NATS without credentials is a choice too: no password, no user.
+    docs = rendered(sets=("nats.existingSecret=",))
+    (config,) = _config(docs)
+    assert "MNEMO_NATS_USER" not in config["data"]
+    assert not any(
+        e["name"] == "MNEMO_NATS_PASSWORD" for _, c in _containers(docs) for e in c["env"]
+    )
 
 
 def test_one_deployment_per_service_with_labels_and_config_checksum(case: list[Manifest]) -> None:
@@ -297,13 +336,13 @@ def test_the_dashboard_reads_only_metrics_mnemo_exposes(rendered: Any) -> None:
     ("sets", "message"),
     [
         (("database.existingSecret=",), "database.existingSecret is required"),
-        (("auth.enabled=true",), "auth.enabled needs auth.existingSecret"),
+        (("auth.existingSecret=",), "auth.enabled needs auth.existingSecret"),
+        (("nats.url=nats://mnemo:pw@nats:4222",), "nats.url carries credentials"),
         (("services.deriver.replicas=3",), "services.deriver.replicas must be 1"),
         (("services.ingest.replicas=2",), "services.ingest.replicas must be 1"),
         (("services.summarizer.replicas=2",), "services.summarizer.replicas must be 1"),
         (("services.projector.replicas=2",), "services.projector.replicas must be 1"),
         (("services.context.enabled=true",), "set qdrant.url"),
-        (("services.grpc.enabled=true",), "no gRPC API yet"),
         (("services.deriver.autoscaling.enabled=true",), "only the stateless readers"),
         (
             ("qdrant.url=http://q:6333", "services.memoryProjection.enabled=true"),
@@ -339,6 +378,14 @@ def test_the_umbrella_chart_points_mnemo_at_its_own_nats(chart: Any, tmp_path: P
     assert "nats" in deps
     values = yaml.safe_load((umbrella / "values.yaml").read_text())
     assert values["nats"]["config"]["jetstream"]["enabled"] is True
+    # NATS asks for the service user's password, read from the Secret Mnemo reads it from.
+    (user,) = values["nats"]["config"]["merge"]["authorization"]["users"]
+    assert user["user"] == values["mnemo"]["nats"]["user"]
+    assert user["password"] == "<< $MNEMO_NATS_PASSWORD >>"
+    ref = values["nats"]["container"]["env"]["MNEMO_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert (ref["name"], ref["key"]) == (
+        values["mnemo"]["nats"]["existingSecret"], values["mnemo"]["nats"]["existingSecretKey"],
+    )  # fmt: skip
     # The values the umbrella hands to this chart, rendered by this chart.
     (tmp_path / "mnemo.yaml").write_text(yaml.safe_dump(values["mnemo"]))
     out = chart.helm(
@@ -363,3 +410,14 @@ def test_the_umbrella_chart_points_mnemo_at_its_own_nats(chart: Any, tmp_path: P
         for t in d["spec"]["triggers"]
     }
     assert endpoints == {"m-nats-headless:8222"}
+
+
+def test_the_grpc_gateway_runs_as_its_own_deployment_with_its_port(case: list[Manifest]) -> None:
+    (grpc,) = [d for d in _of(case, "Deployment") if d["metadata"]["name"].endswith("-grpc")]
+    (c,) = grpc["spec"]["template"]["spec"]["containers"]
+    assert c["args"] == ["serve", "--components", "grpc"]
+    assert {"name": "grpc", "containerPort": 50051, "protocol": "TCP"} in c["ports"]
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert (env["MNEMO_GRPC_HOST"], env["MNEMO_GRPC_PORT"]) == ("0.0.0.0", "50051")
+    (svc,) = [s for s in _of(case, "Service") if s["metadata"]["name"].endswith("-grpc")]
+    assert any(p["name"] == "grpc" and p["appProtocol"] == "grpc" for p in svc["spec"]["ports"])

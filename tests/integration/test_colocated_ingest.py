@@ -14,6 +14,8 @@ from mnemo_schema import commands as c
 from mnemo_schema import subjects
 from mnemo_schema.errors import Refusal
 
+from .conftest import admin_headers
+
 
 async def _script(http: httpx.AsyncClient, ws: str) -> list[tuple[int, Any]]:
     """The same requests against either layout; answers without ids and times."""
@@ -62,7 +64,9 @@ async def test_answers_are_the_same_and_only_nats_sees_commands(
     await watcher.flush()
     try:
         async with write_path(own_nats, fresh_database, "colocated", local=local) as app:
-            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+            http = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://t", headers=admin_headers()
+            )
             async with http:
                 answers = await _script(http, "bees")
         await watcher.flush()
@@ -84,7 +88,9 @@ async def test_the_answers_of_both_paths_are_identical(own_nats, fresh_database,
     results = {}
     for local in (False, True):
         async with write_path(own_nats, fresh_database, f"same-{local}", local=local) as app:
-            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+            http = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://t", headers=admin_headers()
+            )
             async with http:
                 results[local] = await _script(http, f"ws-{str(local).lower()}")
     assert results[True] == results[False]

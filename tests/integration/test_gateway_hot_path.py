@@ -12,6 +12,8 @@ from starlette.types import Receive, Scope, Send
 
 from mnemo_gateway.hot import HotPath
 
+from .conftest import admin_headers
+
 MESSAGES = "/v3/workspaces/hot/sessions/s/messages"
 
 
@@ -40,8 +42,14 @@ async def stack(write_path: Any, nats_url: str, database_url: str) -> AsyncItera
 
 async def test_direct_and_fastapi_answers_agree(own_nats, fresh_database, write_path):
     async with stack(write_path, own_nats, fresh_database) as (edge, recorder):
-        direct = httpx.AsyncClient(transport=httpx.ASGITransport(app=edge), base_url="http://t")
-        routed = httpx.AsyncClient(transport=httpx.ASGITransport(app=recorder), base_url="http://t")
+        direct = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=edge), base_url="http://t", headers=admin_headers()
+        )
+        routed = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=recorder),
+            base_url="http://t",
+            headers=admin_headers(),
+        )
         async with direct, routed:
             assert (await direct.post("/v3/workspaces", json={"id": "hot"})).status_code == 201
             r = await direct.post("/v3/workspaces/hot/sessions", json={"id": "s"})

@@ -33,6 +33,8 @@ from mnemo_schema import subjects
 from mnemo_schema.events import decode_event
 from mnemo_schema.observations import ObservationWritten
 
+from .conftest import admin_headers
+
 WS = "smollm2"
 TURNS = [
     ("bob", "How was your weekend?"),
@@ -133,7 +135,9 @@ def _first_valid(calls: list[tuple[ModelRequest, ModelResponse]]) -> DeriverOutp
 async def _post(app: object) -> dict[tuple[str, str], str]:
     """The conversation, posted through the API; message ids by (speaker, text)."""
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://t", headers=admin_headers()
+    ) as http:
         for path, body in (
             ("/v3/workspaces", {"id": WS}),
             (f"/v3/workspaces/{WS}/sessions", {"id": "s1", "peers": {"alice": {}, "bob": {}}}),

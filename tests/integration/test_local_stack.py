@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 from honcho import Honcho
 
 from mnemo_runtime.stack import free_port, read_pid
@@ -35,11 +36,29 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
         "NATS_URL": own_nats,
         "DATABASE_URL": fresh_database,
         "MNEMO_GATEWAY_PORT": str(port),
+        "MNEMO_GRPC_PORT": str(free_port()),
         "MNEMO_STATE_DIR": str(state),
     }
     env.pop("MNEMO_COMPONENTS", None)
+    # The local default: keys of the stack's own, made on first start.
+    for name in ("MNEMO_AUTH", "MNEMO_AUTH_KEYS_DIR", "HONCHO_API_KEY"):
+        env.pop(name, None)
     try:
         _mnemo("up", env=env)
+        admin = state / "admin.key"
+        assert admin.stat().st_mode & 0o777 == 0o600
+        key = admin.read_text().strip()
+        assert _mnemo("key", env=env).strip() == key
+        base = f"http://127.0.0.1:{port}/v3/workspaces"
+        assert httpx.post(f"{base}/list").status_code == 401
+        assert (
+            httpx.post(f"{base}/list", headers={"Authorization": f"Bearer {key}"}).status_code
+            == 200
+        )
+        scoped = _mnemo("key", "--workspace", "up", "--session", "s", env=env).strip()
+        bearer = {"Authorization": f"Bearer {scoped}"}
+        assert httpx.post(f"{base}/up/sessions/s/messages/list", headers=bearer).status_code == 404
+        assert httpx.post(f"{base}/up/peers/list", headers=bearer).status_code == 403
         pids = {name: read_pid(state / "run" / f"{name}.pid") for name in NAMES}
         assert all(pids.values()) and len(set(pids.values())) == 4, pids
         # Memory formation yields the cores to the write path and to the reads.
@@ -57,7 +76,9 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
         status = _mnemo("status", env=env)
         assert all(name in status for name in NAMES), status
 
-        h = Honcho(base_url=f"http://127.0.0.1:{port}", workspace_id="up", max_retries=0)
+        h = Honcho(
+            base_url=f"http://127.0.0.1:{port}", workspace_id="up", max_retries=0, api_key=key
+        )
         alice = h.peer("alice")
         session = h.session("s")
         session.add_messages([alice.message("I work as a nurse at the city hospital in Lisbon.")])
@@ -69,7 +90,7 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
         assert "nurse" in h.search("hospital", limit=1)[0].content
         assert "nurse" in str(alice.chat("Where does Alice work?"))
         log = (state / "logs" / "api.log").read_text()
-        assert '"components": ["gateway", "ingest"]' in log
+        assert '"components": ["gateway", "ingest", "grpc"]' in log
         read = (state / "logs" / "read.log").read_text()
         assert '"components": ["context", "dialectic"]' in read
         # A process of another layout (an earlier version's, say) is stopped by `down` too.

@@ -30,19 +30,24 @@ def snapshot(database_url: str, workspace: str) -> dict[str, list[tuple[object, 
         return {k: conn.execute(q, (workspace,)).fetchall() for k, q in queries.items()}
 
 
-def test_drop_and_replay_rebuilds_the_same_state(mnemo, workspace, database_url, until):
+def test_drop_and_replay_rebuilds_the_same_state(mnemo, workspace, database_url, until, admin):
     url = f"{mnemo.url}/v3/workspaces"
-    httpx.post(url, json={"id": workspace, "metadata": {"k": "v"}}).raise_for_status()
+    httpx.post(
+        url, json={"id": workspace, "metadata": {"k": "v"}}, headers=admin
+    ).raise_for_status()
     base = f"{url}/{workspace}"
     httpx.post(
-        f"{base}/sessions", json={"id": "s", "peers": {"a": {}, "b": {"observe_others": True}}}
+        f"{base}/sessions",
+        json={"id": "s", "peers": {"a": {}, "b": {"observe_others": True}}},
+        headers=admin,
     )
     for i in range(3):
         httpx.post(
             f"{base}/sessions/s/messages",
             json={"messages": [{"peer_id": "a", "content": f"hello {i}.{j}"} for j in range(50)]},
+            headers=admin,
         ).raise_for_status()
-    httpx.put(f"{base}/sessions/s/peers/b/config", json={"observe_others": False})
+    httpx.put(f"{base}/sessions/s/peers/b/config", json={"observe_others": False}, headers=admin)
     before = snapshot(database_url, workspace)
     assert len(before["messages"]) == 150
 
@@ -57,18 +62,20 @@ def test_drop_and_replay_rebuilds_the_same_state(mnemo, workspace, database_url,
     until(lambda: snapshot(database_url, workspace) == before, timeout=30)
 
 
-def test_sigkill_loses_no_acknowledged_message(own_nats, fresh_database, spawn, until):
+def test_sigkill_loses_no_acknowledged_message(own_nats, fresh_database, spawn, until, admin):
     db = fresh_database
     proc = spawn(own_nats, db).start()
     ws = "killtest"
-    httpx.post(f"{proc.url}/v3/workspaces", json={"id": ws}).raise_for_status()
-    httpx.post(f"{proc.url}/v3/workspaces/{ws}/sessions", json={"id": "s"}).raise_for_status()
+    httpx.post(f"{proc.url}/v3/workspaces", json={"id": ws}, headers=admin).raise_for_status()
+    httpx.post(
+        f"{proc.url}/v3/workspaces/{ws}/sessions", json={"id": "s"}, headers=admin
+    ).raise_for_status()
     acked: list[str] = []
     stop = threading.Event()
 
     def writer() -> None:
         n = 0
-        with httpx.Client(timeout=5) as http:
+        with httpx.Client(timeout=5, headers=admin) as http:
             while not stop.is_set():
                 body = {"messages": [{"peer_id": "u", "content": f"m{n}-{j}"} for j in range(20)]}
                 n += 1
@@ -136,12 +143,12 @@ def test_an_agent_can_publish_commands_on_the_bus_without_mnemo_code(
 
 
 def test_an_undecodable_event_is_parked_and_the_stages_go_on(
-    mnemo, nats_url, database_url, workspace, until
+    mnemo, nats_url, database_url, workspace, until, admin
 ):
     url = f"{mnemo.url}/v3/workspaces"
-    httpx.post(url, json={"id": workspace}).raise_for_status()
+    httpx.post(url, json={"id": workspace}, headers=admin).raise_for_status()
     base = f"{url}/{workspace}/sessions"
-    httpx.post(base, json={"id": "s", "peers": {"a": {}}}).raise_for_status()
+    httpx.post(base, json={"id": "s", "peers": {"a": {}}}, headers=admin).raise_for_status()
     garbage = b"not an event " + workspace.encode()
 
     async def publish_garbage() -> None:
@@ -152,9 +159,11 @@ def test_an_undecodable_event_is_parked_and_the_stages_go_on(
     asyncio.run(publish_garbage())
     # Posted after the bad event: answered only once the projection is past it.
     httpx.post(
-        f"{base}/s/messages", json={"messages": [{"peer_id": "a", "content": "After it."}]}
+        f"{base}/s/messages",
+        json={"messages": [{"peer_id": "a", "content": "After it."}]},
+        headers=admin,
     ).raise_for_status()
-    page = httpx.post(f"{base}/s/messages/list").json()
+    page = httpx.post(f"{base}/s/messages/list", headers=admin).json()
     assert [m["content"] for m in page["items"]] == ["After it."]
 
     def parked() -> dict[str, tuple[object, ...]]:

@@ -109,15 +109,19 @@ def test_conclusions_created_and_deleted_through_the_api(mnemo, workspace):
     assert alice.conclusions_of(bob).query("What does Bob drink?") == []
 
 
-def test_a_bad_conclusion_query_is_a_422_naming_the_field(mnemo, workspace):
+def test_a_bad_conclusion_query_is_a_422_naming_the_field(mnemo, workspace, admin):
     url = f"{mnemo.url}/v3/workspaces/{workspace}"
-    httpx.post(f"{mnemo.url}/v3/workspaces", json={"id": workspace}).raise_for_status()
+    httpx.post(
+        f"{mnemo.url}/v3/workspaces", json={"id": workspace}, headers=admin
+    ).raise_for_status()
     for filters, field in (
         ({"observed_id": "bob"}, "filters.observer_id"),
         ({"observer_id": "", "observed_id": "bob"}, "filters.observer_id"),
         ({"observer_id": "a", "observed_id": "b", "level": "rumour"}, "filters.level"),
         ({"observer_id": "a", "observed_id": "b", "colour": "red"}, "filters.colour"),
     ):
-        r = httpx.post(f"{url}/conclusions/query", json={"query": "tea", "filters": filters})
+        r = httpx.post(
+            f"{url}/conclusions/query", json={"query": "tea", "filters": filters}, headers=admin
+        )
         assert r.status_code == 422, (filters, r.text)
         assert r.json()["field"] == field, r.text

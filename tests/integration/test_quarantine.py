@@ -24,7 +24,7 @@ from mnemo_runtime.infra import open_infra
 from mnemo_schema import subjects
 from mnemo_schema.events import Event, MessagePosted, Representation, encode_event
 
-from .conftest import wait_until
+from .conftest import admin_headers, wait_until
 
 
 def _dlq(db: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -54,7 +54,11 @@ def _poison(workspace: str, content: str) -> bytes:
 
 def _messages(url: str, workspace: str) -> list[str] | None:
     """The session's messages, or None while it is not (yet) there, as during a replay."""
-    r = httpx.post(f"{url}/v3/workspaces/{workspace}/sessions/s/messages/list", json={})
+    r = httpx.post(
+        f"{url}/v3/workspaces/{workspace}/sessions/s/messages/list",
+        json={},
+        headers=admin_headers(),
+    )
     if r.status_code == 404:
         return None
     assert r.status_code == 200, r.text
@@ -62,12 +66,14 @@ def _messages(url: str, workspace: str) -> list[str] | None:
 
 
 def test_a_poison_event_is_quarantined_marked_redriven_and_honoured_on_replay(
-    own_nats, fresh_database, spawn, tmp_path: Path
+    own_nats, fresh_database, spawn, tmp_path: Path, admin
 ):
     stack = spawn(own_nats, fresh_database).start()
     url, ws = stack.url, "poisoned"
-    assert httpx.post(f"{url}/v3/workspaces", json={"id": ws}).status_code == 201
-    r = httpx.post(f"{url}/v3/workspaces/{ws}/sessions", json={"id": "s", "peers": {"a": {}}})
+    assert httpx.post(f"{url}/v3/workspaces", json={"id": ws}, headers=admin).status_code == 201
+    r = httpx.post(
+        f"{url}/v3/workspaces/{ws}/sessions", json={"id": "s", "peers": {"a": {}}}, headers=admin
+    )
     assert r.status_code == 201, r.text
     # In the log already, as the report found it: a NUL that Postgres cannot hold.
     poison = _poison(ws, "hello\x00world")
@@ -82,7 +88,7 @@ def test_a_poison_event_is_quarantined_marked_redriven_and_honoured_on_replay(
     # The projection goes on: a write after it is answered and read back at once.
     r = httpx.post(
         f"{url}/v3/workspaces/{ws}/sessions/s/messages",
-        json={"messages": [{"peer_id": "a", "content": "after the poison"}]}, timeout=15,
+        json={"messages": [{"peer_id": "a", "content": "after the poison"}]}, timeout=15,headers=admin
     )  # fmt: skip
     assert r.status_code == 201 and r.elapsed.total_seconds() < 5
     assert _messages(url, ws) == ["after the poison"]
@@ -100,7 +106,7 @@ def test_a_poison_event_is_quarantined_marked_redriven_and_honoured_on_replay(
         lambda: (
             "projector-pg"
             in httpx.post(
-                f"{url}/v3/workspaces/{ws}/sessions/s/messages/list", json={}
+                f"{url}/v3/workspaces/{ws}/sessions/s/messages/list", json={}, headers=admin
             ).headers.get("mnemo-quarantined", "")
         )
     )
@@ -128,7 +134,7 @@ def test_a_poison_event_is_quarantined_marked_redriven_and_honoured_on_replay(
 
 
 def test_a_poison_entity_event_does_not_stop_the_workspace_taking_commands(
-    own_nats, fresh_database, spawn
+    own_nats, fresh_database, spawn, admin
 ):
     stack = spawn(own_nats, fresh_database).start()
 
@@ -142,8 +148,11 @@ def test_a_poison_entity_event_does_not_stop_the_workspace_taking_commands(
 
     asyncio.run(publish())
     # Ingest builds this workspace's write model from a history that holds the poison.
-    assert httpx.post(f"{stack.url}/v3/workspaces", json={"id": "fresh"}).status_code == 201
-    r = httpx.post(f"{stack.url}/v3/workspaces/fresh/peers", json={"id": "q"})
+    assert (
+        httpx.post(f"{stack.url}/v3/workspaces", json={"id": "fresh"}, headers=admin).status_code
+        == 201
+    )
+    r = httpx.post(f"{stack.url}/v3/workspaces/fresh/peers", json={"id": "q"}, headers=admin)
     assert r.status_code == 201
 
 

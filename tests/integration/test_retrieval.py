@@ -67,12 +67,16 @@ def test_a_small_context_carries_the_evidence(conv26):
     assert ctx.peer_representation and "transgender" in ctx.peer_representation.lower()
 
 
-def test_odd_queries_get_a_valid_answer(conv26):
+def test_odd_queries_get_a_valid_answer(conv26, admin):
     for text in ("x" * 10_000, "Где живёт Каролина?", "the of and", "?"):
         assert isinstance(conv26.search(text, limit=5), list)
         assert isinstance(conv26.peer("melanie").conclusions.query(text, top_k=5), list)
     for body in ({"query": ""}, {"query": "x" * 10_001}, {"query": "ok", "limit": 0}):
-        r = httpx.post(f"{conv26.base_url}/v3/workspaces/{conv26.workspace_id}/search", json=body)
+        r = httpx.post(
+            f"{conv26.base_url}/v3/workspaces/{conv26.workspace_id}/search",
+            json=body,
+            headers=admin,
+        )
         assert r.status_code == 422 and r.json()["field"], r.text
     nobody = conv26.peer("nobody-yet")
     nobody.get_metadata()  # creates the peer: a representation with no observations

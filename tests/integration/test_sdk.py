@@ -95,49 +95,51 @@ def test_posting_adds_the_sender_and_routes_by_membership(mnemo, workspace, data
     ]
 
 
-def test_unknown_resources_are_404(mnemo, workspace):
+def test_unknown_resources_are_404(mnemo, workspace, admin):
     h = client(mnemo, workspace)
     h.peer("someone")
     with pytest.raises(NotFoundError, match="message 'missing' not found"):
         h.session("exists").get_message("missing")
-    r = httpx.post(f"{mnemo.url}/v3/workspaces/{workspace}/sessions/nope/messages/list")
+    r = httpx.post(
+        f"{mnemo.url}/v3/workspaces/{workspace}/sessions/nope/messages/list", headers=admin
+    )
     assert r.status_code == 404 and r.json()["field"] == "session_id"
-    r = httpx.post(f"{mnemo.url}/v3/workspaces/never-made/peers/list")
+    r = httpx.post(f"{mnemo.url}/v3/workspaces/never-made/peers/list", headers=admin)
     assert r.status_code == 404 and r.json()["field"] == "workspace_id"
 
 
-def test_bad_input_names_the_field_and_writes_nothing(mnemo, workspace):
+def test_bad_input_names_the_field_and_writes_nothing(mnemo, workspace, admin):
     h = client(mnemo, workspace)
     s = h.session("strict")
     p = h.peer("p")
     base = f"{mnemo.url}/v3/workspaces/{workspace}/sessions/strict/messages"
     batch = [{"peer_id": "p", "content": "fine"}, {"peer_id": "p", "content": "x" * 50_001}]
-    r = httpx.post(base, json={"messages": batch})
+    r = httpx.post(base, json={"messages": batch}, headers=admin)
     assert r.status_code == 422
     assert r.json()["field"] == "messages.1.content"
-    r = httpx.post(base, json={"messages": [{"peer_id": "bad id", "content": "x"}]})
+    r = httpx.post(base, json={"messages": [{"peer_id": "bad id", "content": "x"}]}, headers=admin)
     assert r.status_code == 422 and r.json()["field"] == "messages.0.peer_id"
-    r = httpx.post(base, json={"messages": [{"peer_id": "p", "content": "x"}] * 101})
+    r = httpx.post(base, json={"messages": [{"peer_id": "p", "content": "x"}] * 101}, headers=admin)
     assert r.status_code == 413 and r.json()["field"] == "messages"
-    r = httpx.post(base, json={"messages": []})
+    r = httpx.post(base, json={"messages": []}, headers=admin)
     assert r.status_code == 422
-    r = httpx.post(f"{base}/list", json={"filters": {"colour": "red"}})
+    r = httpx.post(f"{base}/list", json={"filters": {"colour": "red"}}, headers=admin)
     assert r.status_code == 422 and r.json()["field"] == "filters.colour"
     with pytest.raises(UnprocessableEntityError):
         s.add_messages([p.message("ok"), p.message("y" * 60_000)])
     assert list(s.messages()) == []
 
 
-def test_idempotency_key_makes_a_retry_harmless(mnemo, workspace, database_url):
+def test_idempotency_key_makes_a_retry_harmless(mnemo, workspace, database_url, admin):
     h = client(mnemo, workspace)
     h.session("retry")
     url = f"{mnemo.url}/v3/workspaces/{workspace}/sessions/retry/messages"
     body = {"messages": [{"peer_id": "u", "content": f"m{i}"} for i in range(5)]}
-    first = httpx.post(url, json=body, headers={"Idempotency-Key": "batch-1"})
-    second = httpx.post(url, json=body, headers={"Idempotency-Key": "batch-1"})
+    first = httpx.post(url, json=body, headers={**admin, "Idempotency-Key": "batch-1"})
+    second = httpx.post(url, json=body, headers={**admin, "Idempotency-Key": "batch-1"})
     assert first.status_code == second.status_code == 201
     assert [m["id"] for m in first.json()] == [m["id"] for m in second.json()]
-    third = httpx.post(url, json=body)  # no key: a new batch
+    third = httpx.post(url, json=body, headers=admin)  # no key: a new batch
     assert {m["id"] for m in third.json()}.isdisjoint(m["id"] for m in first.json())
-    page = httpx.post(f"{url}/list").json()
+    page = httpx.post(f"{url}/list", headers=admin).json()
     assert page["total"] == 10

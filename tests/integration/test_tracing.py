@@ -10,6 +10,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from mnemo_runtime.tracing import configure_tracing
 
+from .conftest import admin_headers
+
 
 @pytest.mark.parametrize("local", [False, True], ids=["ingest-over-nats", "ingest-in-process"])
 async def test_one_trace_from_http_through_ingest_to_the_projector(
@@ -19,7 +21,9 @@ async def test_one_trace_from_http_through_ingest_to_the_projector(
     configure_tracing("mnemo-test", [SimpleSpanProcessor(exporter)])
     async with write_path(own_nats, fresh_database, "trace-test", local=local) as app:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://t", headers=admin_headers()
+        ) as http:
             r = await http.post("/v3/workspaces", json={"id": "traced"})
             assert r.status_code == 201
             r = await http.post("/v3/workspaces/traced/sessions", json={"id": "s"})

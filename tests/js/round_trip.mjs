@@ -1,9 +1,10 @@
 // Drives a running Mnemo with the official @honcho-ai/sdk and prints what it read back, as JSON.
-// Usage: node round_trip.mjs <base URL> <workspace id>
+// Usage: HONCHO_API_KEY=<key> node round_trip.mjs <base URL> <workspace id>
 import { Honcho } from "@honcho-ai/sdk";
 
 const [baseURL, workspaceId] = process.argv.slice(2);
-const honcho = new Honcho({ baseURL, workspaceId, apiKey: "unused", maxRetries: 0 });
+// The SDK sends the key as `Authorization: Bearer <key>`.
+const honcho = new Honcho({ baseURL, workspaceId, apiKey: process.env.HONCHO_API_KEY, maxRetries: 0 });
 const out = {};
 
 const alice = await honcho.peer("alice", { metadata: { role: "user" } });

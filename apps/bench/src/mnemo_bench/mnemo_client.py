@@ -12,6 +12,8 @@ from honcho import Honcho
 from honcho.api_types import MessageCreateParams
 
 from mnemo_bench.cases import Case
+from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.stack import local_api_key
 
 BATCH = 100
 # The Honcho API's limit on one message's content, in characters.
@@ -41,7 +43,10 @@ def workspace_id(benchmark: str, case: Case) -> str:
 
 def client(url: str, benchmark: str, case: Case) -> Honcho:
     """An SDK client on the case's workspace."""
-    return Honcho(base_url=url, workspace_id=workspace_id(benchmark, case), timeout=300.0)
+    key = local_api_key(InfraSettings().state_dir)  # HONCHO_API_KEY, else `mnemo up`'s admin key
+    return Honcho(
+        base_url=url, workspace_id=workspace_id(benchmark, case), timeout=300.0, api_key=key
+    )
 
 
 def ingest(

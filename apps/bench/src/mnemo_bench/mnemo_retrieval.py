@@ -17,6 +17,7 @@ from mnemo_bench.provenance import Provenance
 from mnemo_bench.retrievers import Retrieved, SkipRetriever, TokenCount
 from mnemo_bench.state import RunState
 from mnemo_runtime import rpc
+from mnemo_runtime.stack import redacted
 from mnemo_schema import subjects
 from mnemo_schema.retrieval import Component, RetrievalQuery, RetrievalReply
 
@@ -97,7 +98,9 @@ class AblatedRetriever:
             try:
                 self._nc = await nats.connect(self._nats_url, connect_timeout=5)
             except Exception as err:
-                raise SkipRetriever(f"no NATS at {self._nats_url} ({type(err).__name__})") from err
+                raise SkipRetriever(
+                    f"no NATS at {redacted(self._nats_url)} ({type(err).__name__})"
+                ) from err
 
     async def retrieve(self, case: Case, question: Question, k: int) -> Retrieved:
         """The ablated engine's best messages, as turn ids."""

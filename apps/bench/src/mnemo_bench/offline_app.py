@@ -54,7 +54,7 @@ def stack_urls() -> dict[str, str]:
 def server_problem(url: str, database_url: str | None) -> str | None:
     """Why the Mnemo server cannot be used, or None when it answers."""
     try:
-        httpx.get(f"{url}/openapi.json", timeout=5.0).raise_for_status()
+        httpx.get(f"{url}/openapi.json", timeout=5.0).raise_for_status()  # public: no key
     except httpx.HTTPError as exc:
         return f"no Mnemo server at {url} ({type(exc).__name__}); start one with `make up`"
     if not database_url:

@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
         "--components",
         default=os.environ.get(
             "MNEMO_COMPONENTS",
-            "projector,ingest,deriver,summarizer,dreamer,context,dialectic,gateway",
+            "projector,ingest,deriver,summarizer,dreamer,context,dialectic,gateway,grpc",
         ),
         help="comma-separated subset (env MNEMO_COMPONENTS)",
     )
@@ -37,7 +37,11 @@ def _parser() -> argparse.ArgumentParser:
         "migrate",
         help="create or update the streams, stage consumers and database tables (idempotent)",
     )
-    from mnemo_cli import dlq
+    from mnemo_cli import dlq, keys
+
+    keys.add_arguments(
+        sub.add_parser("key", help="print the local admin key; mint keys; NATS users of agents")
+    )
 
     dlq.add_arguments(sub.add_parser("dlq", help="dead letters: list, show, redrive, discard"))
     d = sub.add_parser("demo", help="ingest a LoCoMo conversation through the honcho-ai SDK")
@@ -83,6 +87,10 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_cli.rebuild import rebuild
 
         asyncio.run(rebuild(settings))
+    elif args.command == "key":
+        from mnemo_cli import keys
+
+        sys.exit(keys.main(args, settings))
     elif args.command == "dlq":
         from mnemo_cli import dlq
 

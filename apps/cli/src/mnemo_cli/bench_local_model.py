@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from mnemo_cli.keys import auth_headers
 from mnemo_cli.local import down, up
 from mnemo_cli.locomo import datasets_dir, load, turn_times
 from mnemo_deriver.batching import Batch, Item, RepKey
@@ -98,7 +99,7 @@ def _derive(url: str, sessions: int) -> tuple[int, float, int]:
     conv = next(c for c in load(datasets_dir() / "locomo" / "locomo-dev5.json"))
     ws = f"bench-{conv.sample_id}"
     speakers = {conv.speaker_a: "a", conv.speaker_b: "b"}
-    with httpx.Client(base_url=url, timeout=60) as http:
+    with httpx.Client(base_url=url, timeout=60, headers=auth_headers()) as http:
         http.post("/v3/workspaces", json={"id": ws}).raise_for_status()
         started = time.monotonic()
         posted = 0

@@ -18,11 +18,13 @@ from typing import Any
 
 import httpx
 
-from mnemo_cli import bench_context
+from mnemo_cli import bench_context, bench_grpc
 from mnemo_cli.bench_memory import embedding, freshness
 from mnemo_cli.bench_storage import compare_stores
-from mnemo_cli.local import gateway_url, stop, up
+from mnemo_cli.keys import auth_headers
+from mnemo_cli.local import gateway_url, grpc_address, stop, up
 from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.stack import local_api_key
 
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
 
@@ -34,20 +36,24 @@ class _Conn:
     request here, as much as a third of what the server spends, and took it from the server.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: str | None
+    ) -> None:
         self._r, self._w = reader, writer
+        self._auth = b"Authorization: Bearer %s\r\n" % key.encode() if key else b""
 
     @classmethod
     async def open(cls, url: str) -> _Conn:
         host, _, port = url.removeprefix("http://").partition(":")
-        return cls(*await asyncio.open_connection(host, int(port or 80)))
+        key = local_api_key(InfraSettings().state_dir)
+        return cls(*await asyncio.open_connection(host, int(port or 80)), key)
 
     async def post(self, path: str, body: object) -> bytes:
         """POST JSON; the response body, or RuntimeError on a status >= 300."""
         data = json.dumps(body).encode()
         self._w.write(
-            b"POST %s HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n%s" % (path.encode(), len(data), data)
+            b"POST %s HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n%s"
+            b"Content-Length: %d\r\n\r\n%s" % (path.encode(), self._auth, len(data), data)
         )
         head = await self._r.readuntil(b"\r\n\r\n")
         length = 0
@@ -206,7 +212,10 @@ async def bench(
     # Without the memory benchmarks, the write path alone: no memory process competes.
     await asyncio.to_thread(up, settings, 90.0, memory)
     limits = httpx.Limits(max_connections=clients * 2)
-    async with httpx.AsyncClient(base_url=gateway_url(), timeout=30, limits=limits) as http:
+    headers = auth_headers(settings)
+    async with httpx.AsyncClient(
+        base_url=gateway_url(), timeout=30, limits=limits, headers=headers
+    ) as http:
         # Memory figures first, on an idle machine: the write-path runs leave the deriver a
         # backlog that would compete for the cores.
         fresh: dict[str, float] = {}
@@ -229,6 +238,7 @@ async def bench(
             context = await bench_context.run()
     url = gateway_url()
     runs: dict[str, dict[str, dict[str, float]]] = {}
+    grpc_figures: dict[str, Any] = {}
     if memory and not stop(settings, "memory"):  # one process runs it all (MNEMO_COMPONENTS)
         label = "all components in one process"
         runs[label] = await _write_path(url, clients, seconds, label)
@@ -236,11 +246,15 @@ async def bench(
         if memory:
             print("write path alone: the memory process is stopped for these runs", flush=True)
         runs["write path alone"] = await _write_path(url, clients, seconds, "write path alone")
+        grpc_figures = await bench_grpc.run(
+            grpc_address(), url, clients, seconds, local_api_key(settings.state_dir)
+        )
         if memory:
             await asyncio.to_thread(up, settings, 90.0, True)
             label = "memory formation running"
             runs[label] = await _write_path(url, clients, seconds, label)
     rows = [row for label, run in runs.items() for row in _write_path_rows(label, run)]
+    rows += bench_grpc.rows(grpc_figures)
     rows += [
         ("freshness: accepted -> searchable, p50", f"{fresh.get('p50_ms', 0.0):.0f} ms", "< 1000 ms"),
         ("freshness: accepted -> searchable, p99", f"{fresh.get('p99_ms', 0.0):.0f} ms", ""),
@@ -252,7 +266,7 @@ async def bench(
         *_context_rows(context),
     ]  # fmt: skip
     if not memory:
-        rows = rows[:3]
+        rows = rows[: 3 + len(bench_grpc.rows(grpc_figures))]
     print(f"\nMnemo, {clients} concurrent clients, {seconds:.0f}s per write-path run\n")
     w1, w2, w3 = (
         max(len(r[i]) for r in [("benchmark", "result", "target"), *rows]) for i in range(3)
@@ -264,7 +278,7 @@ async def bench(
     result: dict[str, object] = {
         "clients": clients, "write_path": runs, "freshness": fresh,
         "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
-        "vector_stores": stores, "reads": context,
+        "vector_stores": stores, "reads": context, "grpc": grpc_figures,
     }  # fmt: skip
     out = Path("bench-out")
     out.mkdir(exist_ok=True)

@@ -12,6 +12,8 @@ from mnemo_cli.local import gateway_url
 from mnemo_cli.locomo import datasets_dir, load, turn_times
 from mnemo_runtime.models import Stage
 from mnemo_runtime.models.config import ModelSettings
+from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.stack import local_api_key
 
 SWITCH = (
     "  To use a model, set one of these before `make demo` (after `make down`):\n"
@@ -57,7 +59,9 @@ def demo(conversation: str, max_sessions: int) -> None:
     if conversation not in convs:
         raise SystemExit(f"unknown conversation {conversation!r}; have {', '.join(convs)}")
     conv = convs[conversation]
-    honcho = Honcho(base_url=gateway_url(), workspace_id=f"demo-{conversation}")
+    # The SDK sends the key as `Authorization: Bearer <key>` (HONCHO_API_KEY works as well).
+    key = local_api_key(InfraSettings().state_dir)
+    honcho = Honcho(base_url=gateway_url(), workspace_id=f"demo-{conversation}", api_key=key)
     a, b = honcho.peer(_peer_id(conv.speaker_a)), honcho.peer(_peer_id(conv.speaker_b))
     speakers = {conv.speaker_a: a, conv.speaker_b: b}
     print(f"Ingesting {conversation}: {conv.speaker_a} and {conv.speaker_b}, "

@@ -1,6 +1,8 @@
 """``mnemo up`` / ``down`` / ``status``: the embedded default stack on this machine.
 
-NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set; then Mnemo
+NATS and Postgres are started from their wheels unless NATS_URL / DATABASE_URL are set (NATS with
+a service user for Mnemo, see ``mnemo_runtime.nats_users``); keys are made on first start (see
+``keys``), and the gateway asks every request for one (unless MNEMO_AUTH=off); then Mnemo
 is started detached, as four processes: ``api`` (gateway and ingest, which takes the gateway's
 commands directly), ``projector`` (the entity and message tables), ``read`` (context with the
 retrieval engine, and dialectic) and ``memory`` (the memory and passage projections, deriver,
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import httpx
 
+from mnemo_cli.keys import admin_key_path, local_keys
 from mnemo_runtime.memory.wiring import MemorySettings
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.stack import (
@@ -33,6 +36,7 @@ from mnemo_runtime.stack import (
     LocalPostgres,
     read_pid,
     record_stack,
+    redacted,
     stop_pid,
 )
 
@@ -43,7 +47,7 @@ def _port(name: str, default: int) -> int:
 
 # Process name -> the environment that picks its components.
 SPLIT: dict[str, dict[str, str]] = {
-    "api": {"MNEMO_COMPONENTS": "gateway,ingest"},
+    "api": {"MNEMO_COMPONENTS": "gateway,ingest,grpc"},
     "projector": {
         "MNEMO_COMPONENTS": "projector",
         "MNEMO_PROJECTOR_MEMORY": "false",
@@ -133,6 +137,11 @@ def gateway_url() -> str:
     return f"http://127.0.0.1:{_port('MNEMO_GATEWAY_PORT', 8000)}"
 
 
+def grpc_address() -> str:
+    """Where the local gRPC gateway listens."""
+    return f"127.0.0.1:{_port('MNEMO_GRPC_PORT', 50051)}"
+
+
 def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> str:
     """Start what is missing; return the gateway URL once it reports ready.
 
@@ -142,10 +151,15 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
     priorities = {name: _priority(name) for name in layout}  # a bad setting stops us here
     nats, pg, run = _paths(settings.state_dir)
     env = dict(os.environ)
-    env["NATS_URL"] = settings.nats_url or nats.start()
+    env["NATS_URL"] = settings.nats() or nats.start()
     env["DATABASE_URL"] = settings.database_url or pg.start()
-    print(f"NATS      {env['NATS_URL']}")
-    print(f"Postgres  {env['DATABASE_URL']}")
+    print(f"NATS      {redacted(env['NATS_URL'])}")
+    print(f"Postgres  {redacted(env['DATABASE_URL'])}")
+    keys = local_keys(settings)
+    if keys is not None:
+        env.setdefault("MNEMO_AUTH_KEYS_DIR", str(keys))
+        if admin_key_path(settings).exists():
+            print(f"Admin key {admin_key_path(settings)}  (`mnemo key` prints it)")
     url = gateway_url()
     env.setdefault("MNEMO_GATEWAY_PORT", str(_port("MNEMO_GATEWAY_PORT", 8000)))
     # Tools started later (``mnemo bench``) find the stack here without being told.

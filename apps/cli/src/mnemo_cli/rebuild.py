@@ -19,7 +19,7 @@ async def rebuild(settings: InfraSettings) -> None:
     """Reset the read models; replay here unless a running projector picks the reset up."""
     nats, pg, _ = _paths(settings.state_dir)
     infra = await open_infra(
-        settings.nats_url or nats.url, settings.database_url or pg.url(), "mnemo-rebuild"
+        settings.nats() or nats.url, settings.database_url or pg.url(), "mnemo-rebuild"
     )
     try:
         projector = build_app(ProjectorSettings(), infra.nc, infra.js, infra.pool)

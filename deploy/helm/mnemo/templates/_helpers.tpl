@@ -42,7 +42,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "mnemo.singletons" -}}ingest projector memoryProjection deriver summarizer dreamer memory{{- end -}}
 {{- define "mnemo.readers" -}}gateway context dialectic grpc{{- end -}}
 {{- define "mnemo.vectorReaders" -}}memoryProjection context dialectic dreamer{{- end -}}
-{{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway{{- end -}}
+{{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway grpc{{- end -}}
 {{/* The durable JetStream consumers each background worker reads (libs/schema subjects and dreams). */}}
 {{- define "mnemo.workerDurables" -}}
 deriver: [deriver]
@@ -56,11 +56,14 @@ dreamer: [dreamer-schedule, dreamer]
 {{- if not $v.database.existingSecret -}}
 {{- fail "database.existingSecret is required: name a Secret holding the Postgres URL (key database.existingSecretKey); the chart never takes the URL in plain text" -}}
 {{- end -}}
-{{- if and (not $v.nats.existingSecret) (not $v.nats.url) -}}
-{{- fail "NATS has no source: set nats.url, or nats.existingSecret for a URL that carries credentials" -}}
+{{- if not $v.nats.url -}}
+{{- fail "NATS has no source: set nats.url (its address; the password comes from nats.existingSecret)" -}}
+{{- end -}}
+{{- if contains "@" $v.nats.url -}}
+{{- fail "nats.url carries credentials: give the address only; the service user's password is read from nats.existingSecret" -}}
 {{- end -}}
 {{- if and $v.auth.enabled (not $v.auth.existingSecret) -}}
-{{- fail "auth.enabled needs auth.existingSecret: a Secret holding the signing keys (never rendered in plain text)" -}}
+{{- fail "auth.enabled needs auth.existingSecret: a Secret holding verify.pem (and signing.pem, to mint keys) or secret (never rendered in plain text)" -}}
 {{- end -}}
 {{- $singletons := splitList " " (include "mnemo.singletons" .) -}}
 {{- $readers := splitList " " (include "mnemo.readers" .) -}}
@@ -69,9 +72,6 @@ dreamer: [dreamer-schedule, dreamer]
 {{- $workers := include "mnemo.workerDurables" . | fromYaml -}}
 {{- range $name, $svc := $v.services -}}
 {{- if $svc.enabled -}}
-{{- if eq $name "grpc" -}}
-{{- fail "services.grpc: this release has no gRPC API yet; leave services.grpc.enabled false" -}}
-{{- end -}}
 {{- range $svc.components -}}
 {{- if not (has . $components) -}}
 {{- fail (printf "services.%s.components: unknown component %q (known: %s)" $name . (join ", " $components)) -}}
@@ -114,8 +114,12 @@ MNEMO_LOG_FORMAT: "json"
 MNEMO_STATE_DIR: "/var/lib/mnemo"
 MNEMO_METRICS_PORT: {{ .Values.metrics.port | quote }}
 MNEMO_METRICS_HOST: "0.0.0.0"
-{{- if not .Values.nats.existingSecret }}
 NATS_URL: {{ tpl .Values.nats.url . | quote }}
+{{- if .Values.nats.existingSecret }}
+MNEMO_NATS_USER: {{ .Values.nats.user | quote }}
+{{- end }}
+{{- if not .Values.auth.enabled }}
+MNEMO_AUTH: "off"
 {{- end }}
 {{- with .Values.qdrant.url }}
 QDRANT_URL: {{ . | quote }}
@@ -136,7 +140,7 @@ QDRANT_URL: {{ . | quote }}
       name: {{ .Values.database.existingSecret }}
       key: {{ .Values.database.existingSecretKey }}
 {{- with .Values.nats.existingSecret }}
-- name: NATS_URL
+- name: MNEMO_NATS_PASSWORD
   valueFrom:
     secretKeyRef:
       name: {{ . }}

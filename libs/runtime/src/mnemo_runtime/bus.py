@@ -13,6 +13,7 @@ from nats.js.errors import NotFoundError
 
 from mnemo_schema import subjects
 from mnemo_schema.events import Envelope, encode_event
+from mnemo_schema.keys import KeyRevoked
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 
@@ -69,7 +70,7 @@ class EventPublisher:
         self._timeout = timeout
 
     async def send(
-        self, events: Sequence[Envelope], headers: dict[str, str] | None = None
+        self, events: Sequence[Envelope | KeyRevoked], headers: dict[str, str] | None = None
     ) -> Awaitable[list[int]]:
         """Queue ``events`` for publication in order; await the result for their sequences.
 
@@ -92,7 +93,7 @@ class EventPublisher:
         return [int(a.seq) for a in acks]
 
     async def publish(
-        self, events: Sequence[Envelope], headers: dict[str, str] | None = None
+        self, events: Sequence[Envelope | KeyRevoked], headers: dict[str, str] | None = None
     ) -> list[int]:
         """Publish ``events`` in order; return their stream sequences once stored."""
         return await (await self.send(events, headers))

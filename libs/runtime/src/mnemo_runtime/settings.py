@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -14,6 +15,10 @@ class InfraSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore")
 
     nats_url: str | None = Field(default=None, alias="NATS_URL")
+    # The service user's credentials, apart from the URL (a Secret gives the password); a URL
+    # that carries credentials of its own keeps them.
+    nats_user: str | None = Field(default=None, alias="MNEMO_NATS_USER")
+    nats_password: SecretStr | None = Field(default=None, alias="MNEMO_NATS_PASSWORD")
     database_url: str | None = Field(default=None, alias="DATABASE_URL")
     state_dir: Path = Field(default=Path(".local"), alias="MNEMO_STATE_DIR")
     log_level: str = Field(default="info", alias="MNEMO_LOG_LEVEL")
@@ -22,10 +27,23 @@ class InfraSettings(BaseSettings):
     # off where a deployment runs ``mnemo migrate`` as a step of its own.
     migrate_on_start: bool = Field(default=True, alias="MNEMO_MIGRATE_ON_START")
 
+    def nats(self) -> str | None:
+        """The NATS URL to connect to, with the service user's credentials when they are given
+        apart (``MNEMO_NATS_USER`` / ``MNEMO_NATS_PASSWORD``)."""
+        if not self.nats_url or self.nats_user is None:
+            return self.nats_url
+        parts = urlsplit(self.nats_url)
+        if "@" in parts.netloc:
+            return self.nats_url
+        secret = self.nats_password.get_secret_value() if self.nats_password else ""
+        userinfo = quote(self.nats_user, safe="") + (f":{quote(secret, safe='')}" if secret else "")
+        return urlunsplit(parts._replace(netloc=f"{userinfo}@{parts.netloc}"))
+
     def require_urls(self) -> tuple[str, str]:
-        """Both URLs, or an error naming the missing one."""
-        if not self.nats_url:
+        """Both URLs (NATS's with its credentials), or an error naming the missing one."""
+        nats_url = self.nats()
+        if not nats_url:
             raise RuntimeError("NATS_URL is not set and no local NATS was started")
         if not self.database_url:
             raise RuntimeError("DATABASE_URL is not set and no local Postgres was started")
-        return self.nats_url, self.database_url
+        return nats_url, self.database_url

@@ -19,6 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemo_runtime.nats_users import NatsUser, NatsUsers
+from mnemo_runtime.private_files import write_private
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
@@ -100,28 +103,45 @@ def _bin(name: str) -> str:
 
 @dataclass(frozen=True)
 class LocalNats:
-    """A JetStream-enabled nats-server with its store under ``root``."""
+    """A JetStream-enabled nats-server with its store under ``root``, asking for credentials:
+    Mnemo's service user, and a user per agent workspace (see ``nats_users``)."""
 
     root: Path
     port: int
 
     @property
-    def url(self) -> str:
+    def users(self) -> NatsUsers:
+        return NatsUsers(self.root / "users.json")
+
+    @property
+    def address(self) -> str:
+        """Where it listens, without credentials (to print)."""
         return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The service user's URL, credentials included: what Mnemo's processes connect to."""
+        return self.users.service().url("127.0.0.1", self.port)
 
     @property
     def pidfile(self) -> Path:
         return self.root / "nats.pid"
 
+    def _write_config(self) -> Path:
+        path = self.root / "nats.conf"
+        write_private(path, self.users.config())
+        return path
+
     def start(self) -> str:
-        """Start the server unless it runs already; return its URL."""
+        """Start the server unless it runs already; return the service user's URL."""
         self.root.mkdir(parents=True, exist_ok=True)
         if read_pid(self.pidfile) and port_open(self.port):
             return self.url
         log = self.root / "nats.log"
+        config = self._write_config()
         subprocess.Popen(
             [
-                _bin("nats-server"), "-js", "-sd", str(self.root / "jetstream"),
+                _bin("nats-server"), "-c", str(config), "-js", "-sd", str(self.root / "jetstream"),
                 "-a", "127.0.0.1", "-p", str(self.port), "-P", str(self.pidfile),
                 "-l", str(log),
             ],
@@ -131,9 +151,28 @@ class LocalNats:
         wait_port(self.port, 20, "nats-server", log)
         return self.url
 
+    def agent(self, workspace: str) -> NatsUser:
+        """The user of ``workspace``'s agents, made (and the running server reloaded) if new."""
+        user, made = self.users.agent(workspace)
+        if made:
+            self._write_config()
+            pid = read_pid(self.pidfile)
+            if pid is not None:
+                os.kill(pid, signal.SIGHUP)  # nats-server reloads its configuration
+        return user
+
     def stop(self) -> bool:
         """Stop the server started from this folder."""
         return stop_pid(self.pidfile)
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password, if it has one, replaced by ``***`` (to print or log)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
 
 
 _PG_USER = "mnemo_pg"
@@ -249,14 +288,23 @@ class LocalPostgres:
 
 
 STACK_FILE = "stack.json"
+ADMIN_KEY_FILE = "admin.key"
+
+
+def local_api_key(state_dir: Path) -> str | None:
+    """The key local tools send: ``HONCHO_API_KEY`` (as the SDK reads it), else the admin key
+    ``mnemo up`` made under ``state_dir``; None without either."""
+    if key := os.environ.get("HONCHO_API_KEY"):
+        return key
+    path = state_dir.resolve() / ADMIN_KEY_FILE
+    return path.read_text().strip() if path.exists() else None
 
 
 def record_stack(run: Path, urls: dict[str, str]) -> None:
-    """Write where the local stack's servers listen, for tools run later (``mnemo bench``)."""
+    """Write where the local stack's servers listen, for tools run later (``mnemo bench``);
+    owner-only, as the URLs carry credentials."""
     run.mkdir(parents=True, exist_ok=True)
-    tmp = run / f"{STACK_FILE}.tmp"
-    tmp.write_text(json.dumps(urls, indent=2))
-    tmp.replace(run / STACK_FILE)
+    write_private(run / STACK_FILE, json.dumps(urls, indent=2))
 
 
 def recorded_stack(state_dir: Path) -> dict[str, str]:

@@ -13,7 +13,9 @@ from mnemo_schema import subjects
 from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfiguration
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.envelope import Envelope as Envelope
+from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import EntityId, Metadata
+from mnemo_schema.keys import KeyRevoked
 from mnemo_schema.observations import (
     ObservationDeleted,
     ObservationsErased,
@@ -212,6 +214,10 @@ class MessagePosted(Envelope):
     # instructions for the deriver.
     reasoning: bool = True
     instructions: StorableText | None = None
+    cloned_from: str | None = None
+    """The message this one copies, when its session is a clone."""
+    file: FileChunk | None = None
+    """The uploaded file this message is a part of, when it came from one."""
 
     def subject(self) -> str:
         return subjects.message_subject(self.workspace, self.session_id)
@@ -252,7 +258,8 @@ Event = Annotated[
     | PeerCardUpdated
     | SummaryUpdated
     | DreamDue
-    | DreamCompleted,
+    | DreamCompleted
+    | KeyRevoked,
     Field(discriminator="type"),
 ]
 
@@ -264,6 +271,6 @@ def decode_event(data: bytes) -> Event:
     return EVENT_ADAPTER.validate_json(data)
 
 
-def encode_event(event: Envelope) -> bytes:
+def encode_event(event: Envelope | KeyRevoked) -> bytes:
     """Serialise one event to JSON bytes."""
     return event.model_dump_json().encode()

@@ -14,6 +14,7 @@ from typing import Any
 from mnemo_schema import subjects
 from mnemo_schema.commands import COMMAND_ADAPTER, CommandReply
 from mnemo_schema.events import EVENT_ADAPTER
+from mnemo_schema.keys import KEY_EVENTS
 
 
 def documents() -> dict[str, dict[str, Any]]:
@@ -52,6 +53,11 @@ def documents() -> dict[str, dict[str, Any]]:
             "messageEvents": {
                 "address": "mnemo.evt.{workspace}.msg.{session}",
                 "parameters": {"workspace": {}, "session": {}},
+                "messages": {"event": {"payload": {"$ref": "#/components/schemas/Event"}}},
+            },
+            "keyEvents": {
+                "address": KEY_EVENTS,
+                "description": "revoked bearer keys (KeyRevoked), outside every workspace",
                 "messages": {"event": {"payload": {"$ref": "#/components/schemas/Event"}}},
             },
         },

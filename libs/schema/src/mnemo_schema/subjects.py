@@ -84,3 +84,29 @@ def dead_letter_subject(stage: str) -> str:
 def workspace_from_command_subject(subject: str) -> str:
     """The workspace token of a command subject."""
     return subject.split(".", 2)[2]
+
+
+INBOX_PREFIX: Final = "_INBOX."
+
+
+def is_inbox(subject: str) -> bool:
+    """Whether ``subject`` is a requester's inbox: the only kind of subject Mnemo replies to, so
+    that a request naming another subject (an event subject of the log, say) as its reply
+    cannot make a service publish there."""
+    return subject.startswith(INBOX_PREFIX)
+
+
+def agent_inbox_prefix(workspace: str) -> str:
+    """The inbox prefix an agent of ``workspace`` connects with (nats-py ``inbox_prefix``): its
+    replies arrive under it, where no agent of another workspace may subscribe."""
+    return f"{INBOX_PREFIX}{workspace}"
+
+
+def agent_publish(workspace: str) -> tuple[str, ...]:
+    """What an agent of ``workspace`` may publish: its commands and read queries."""
+    return (command_subject(workspace), query_subject(workspace, "*"))
+
+
+def agent_subscribe(workspace: str) -> tuple[str, ...]:
+    """What an agent of ``workspace`` may subscribe to: the replies to its own requests."""
+    return (f"{agent_inbox_prefix(workspace)}.>",)

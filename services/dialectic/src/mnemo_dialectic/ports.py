@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from mnemo_dialectic.domain import Msg, Obs
-from mnemo_runtime.vectors import Level, Scope
+from mnemo_dialectic.domain import Msg, Obs, View
+from mnemo_runtime.vectors import Level
 
 
 class ScopeReader(Protocol):
@@ -20,7 +20,7 @@ class ScopeReader(Protocol):
 
     async def search(
         self,
-        scope: Scope,
+        scope: View,
         text: str,
         *,
         limit: int,
@@ -32,32 +32,32 @@ class ScopeReader(Protocol):
         ...
 
     async def search_messages(
-        self, scope: Scope, text: str, *, limit: int, sessions: frozenset[str] | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages best matching ``text`` by words and meaning, best first."""
         ...
 
     async def observations(
-        self, scope: Scope, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Obs]:
         """Live observations by id (aliases resolved); unknown or foreign ids are skipped."""
         ...
 
     async def messages(
-        self, scope: Scope, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id, in conversation order."""
         ...
 
     async def grep(
-        self, scope: Scope, text: str, *, limit: int, sessions: frozenset[str] | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text`` (case-insensitive), oldest first."""
         ...
 
     async def in_range(
         self,
-        scope: Scope,
+        scope: View,
         start: datetime,
         end: datetime,
         *,
@@ -68,7 +68,7 @@ class ScopeReader(Protocol):
         ...
 
     async def around(
-        self, scope: Scope, message: Msg, window: int, *, sessions: frozenset[str] | None = None
+        self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages of ``message``'s session within ``window`` positions of it."""
         ...

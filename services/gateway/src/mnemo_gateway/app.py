@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
@@ -13,6 +14,9 @@ from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo_gateway import errors
+from mnemo_gateway.auth.authority import Authority
+from mnemo_gateway.auth.gate import authorise_request, refused, secured
+from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_gateway.commands import CommandBus, LocalIngest
 from mnemo_gateway.deps import Services, reject_unknown_query
 from mnemo_gateway.hot import HotPath
@@ -24,12 +28,14 @@ from mnemo_gateway.routes import (
     dialectic,
     dreams,
     health,
+    keys,
     messages,
     peers,
     queue,
     scopes,
     sessions,
     summaries,
+    uploads,
     workspaces,
 )
 from mnemo_gateway.settings import GatewaySettings
@@ -39,48 +45,38 @@ from mnemo_runtime.metrics import HTTP_REQUEST_SECONDS
 from mnemo_schema import subjects
 
 
-def build_app(
+def build_services(
     settings: GatewaySettings,
     nc: NATS,
     pool: AsyncConnectionPool,
     local_ingest: LocalIngest | None = None,
-) -> FastAPI:
-    """The HTTP app; NATS and Postgres are opened (and closed) by the caller.
+    auth: AuthSettings | None = None,
+) -> tuple[Services, Callable[[], AbstractAsyncContextManager[None]]]:
+    """What the handlers of every transport work with, and the context that keeps it current
+    (the projections' watermarks, the key revocations).
 
-    ``local_ingest`` is ingest in this process, if it runs here: commands go to it directly.
-
-    The gateway holds no vector index: what needs one is asked of the context service.
+    ``auth``: the authentication settings (by default from the environment: on, and refusing to
+    start without a key to verify with).
     """
+    authority = Authority.build(auth or AuthSettings(), nc.jetstream())
     watermark = ProjectionWatermark(nc, pool)
     memory_watermark = ProjectionWatermark(
         nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED
     )
 
-    marks = QuarantineMarks(nc, pool)
-
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifecycle() -> AsyncIterator[None]:
+        await authority.start()
         await watermark.start()
         await memory_watermark.start()
-        await marks.start()
-        yield
-        await marks.stop()
-        await watermark.stop()
-        await memory_watermark.stop()
+        try:
+            yield
+        finally:
+            await watermark.stop()
+            await memory_watermark.stop()
+            await authority.stop()
 
-    app = FastAPI(
-        title="Mnemo",
-        version="0.1.0",
-        description="Memory for AI agents. Speaks the Honcho v3 API.",
-        lifespan=lifespan,
-        dependencies=[Depends(reject_unknown_query)],
-    )
-    app.state.nc = nc
-    app.state.js = nc.jetstream()
-    app.state.watermark = watermark
-    app.state.settings = settings
-    app.state.pool = pool
-    services = app.state.services = Services(
+    services = Services(
         bus=CommandBus(
             nc,
             watermark,
@@ -90,15 +86,69 @@ def build_app(
             local=local_ingest,
         ),
         store=ReadStore(pool),
+        nc=nc,
+        authority=authority,
     )
+    return services, lifecycle
+
+
+class _App(FastAPI):
+    """FastAPI, whose OpenAPI document says which operations take a bearer key."""
+
+    def openapi(self) -> dict[str, Any]:
+        return secured(super().openapi())
+
+
+def build_app(
+    settings: GatewaySettings,
+    nc: NATS,
+    pool: AsyncConnectionPool,
+    local_ingest: LocalIngest | None = None,
+    auth: AuthSettings | None = None,
+) -> FastAPI:
+    """The HTTP app; NATS and Postgres are opened (and closed) by the caller.
+
+    ``local_ingest`` is ingest in this process, if it runs here: commands go to it directly.
+    ``auth``: the authentication settings (by default from the environment: on, and refusing to
+    start without a key to verify with).
+
+    The gateway holds no vector index: what needs one is asked of the context service.
+    """
+    services, lifecycle = build_services(settings, nc, pool, local_ingest, auth)
+    authority = services.authority
+    marks = QuarantineMarks(nc, pool)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with lifecycle():
+            await marks.start()
+            yield
+            await marks.stop()
+
+    app = _App(
+        title="Mnemo",
+        version="0.1.0",
+        description="Memory for AI agents. Speaks the Honcho v3 API.",
+        lifespan=lifespan,
+        # Every route is authorised for its template and ids (see auth.policy).
+        dependencies=[Depends(authorise_request), Depends(reject_unknown_query)],
+    )
+    app.state.nc = nc
+    app.state.js = nc.jetstream()
+    app.state.watermark = services.bus.watermark
+    app.state.settings = settings
+    app.state.pool = pool
+    app.state.authority = authority
+    app.state.services = services
     errors.install(app)
     for r in (
-        health, workspaces, peers, sessions, messages, conclusions, queue, cards, summaries,
-        context, dialectic, dreams, scopes,
+        health, keys, workspaces, peers, sessions, messages, uploads, conclusions, queue, cards,
+        summaries, context, dialectic, dreams, scopes,
     ):  # fmt: skip
         app.include_router(r.router)
 
-    return _Edge(app, HotPath(app, services), settings.max_body_bytes, marks)  # type: ignore[return-value]
+    edge = _Edge(app, HotPath(app, services), settings.max_body_bytes, marks, authority)
+    return edge  # type: ignore[return-value]
 
 
 # Label values stay bounded whatever clients send.
@@ -106,9 +156,10 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 
 class _Edge:
-    """Pure ASGI middleware refusing oversized bodies (413) before they are read; the rest goes
-    to ``inner`` (the direct path for posting messages, then FastAPI). It times every request
-    into the latency histogram, labelled by the matched route's template.
+    """Pure ASGI middleware refusing oversized bodies (413) and requests without a valid key
+    (401, see ``auth.gate``) before they are read; the rest goes to ``inner`` (the direct path
+    for posting messages, then FastAPI). It times every request into the latency histogram,
+    labelled by the matched route's template.
 
     FastAPI itself opens the server span of each request (and continues an incoming traceparent).
 
@@ -116,11 +167,19 @@ class _Edge:
     memory stream per request on the hot path.
     """
 
-    def __init__(self, app: FastAPI, inner: ASGIApp, max_body: int, marks: QuarantineMarks) -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        inner: ASGIApp,
+        max_body: int,
+        marks: QuarantineMarks,
+        authority: Authority,
+    ) -> None:
         self.app = app
         self.inner = inner
         self.max_body = max_body
         self.marks = marks
+        self.authority = authority
         # Expose the wrapped app's attributes (state, router, openapi) to callers and tests.
         self.state = app.state
         self.router = app.router
@@ -139,7 +198,8 @@ class _Edge:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                marked = self.marks.header(scope["path"])
+                # Only to a caller the key lets in: a refusal tells nothing of the workspace.
+                marked = self.marks.header(scope["path"]) if status not in (401, 403) else None
                 if marked is not None:
                     message = {**message, "headers": [*message["headers"], (HEADER, marked)]}
             await send(message)
@@ -154,6 +214,10 @@ class _Edge:
             )
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = refused(self.authority, scope)
+        if refusal is not None:
+            await errors.refusal_response(refusal)(scope, receive, send)
+            return
         for key, value in scope["headers"]:
             if key == b"content-length" and value.isdigit() and int(value) > self.max_body:
                 response = JSONResponse(

@@ -18,6 +18,7 @@ from mnemo_runtime.tracing import inject_headers
 from mnemo_schema import subjects
 from mnemo_schema.commands import Command, CommandReply
 from mnemo_schema.errors import Refusal
+from mnemo_schema.keys import KEY_COMMANDS, RevokeKey
 
 log = get_logger("mnemo.gateway")
 
@@ -37,7 +38,7 @@ class CommandBus:
     ) -> None:
         self._nc = nc
         self._local = local
-        self._watermark = watermark
+        self._watermark = self.watermark = watermark
         self._memory_watermark = memory_watermark
         self._timeout = timeout
         self._ryw_timeout = read_your_writes_timeout
@@ -59,13 +60,23 @@ class CommandBus:
             log.warning("gateway.projection_late", watermark=reply.watermark)
         return reply
 
+    async def revoke_key(self, cmd: RevokeKey) -> CommandReply:
+        """Send ``cmd`` to ingest (always over NATS); raise Refusal on refusal."""
+        reply = await self._request(KEY_COMMANDS, cmd.model_dump_json(exclude_none=True).encode())
+        refused = reply.refusal()
+        if refused is not None:
+            raise refused
+        return reply
+
     async def _ask(self, workspace: str, cmd: Command) -> CommandReply:
         body = cmd.model_dump_json(exclude_none=True).encode()
+        return await self._request(subjects.command_subject(workspace), body)
+
+    async def _request(self, subject: str, body: bytes) -> CommandReply:
         try:
             msg = await self._nc.request(
-                subjects.command_subject(workspace), body, timeout=self._timeout,
-                headers=inject_headers(),
-            )  # fmt: skip
+                subject, body, timeout=self._timeout, headers=inject_headers()
+            )
         except (NoRespondersError, NatsTimeout, TimeoutError) as err:
             raise Refusal(503, f"ingest unavailable: {type(err).__name__}") from err
         return CommandReply.model_validate_json(msg.data)

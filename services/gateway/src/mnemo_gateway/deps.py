@@ -1,4 +1,4 @@
-"""What route handlers receive: the command bus and the read store."""
+"""What route handlers receive: the command bus, the read store and the authority."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Annotated
 from fastapi import Depends, Path, Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from nats.aio.client import Client as NATS
 
+from mnemo_gateway.auth.authority import Authority
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.store import ReadStore
 from mnemo_schema.errors import Refusal
@@ -17,8 +19,13 @@ from mnemo_schema.ids import ID_MAX_LENGTH, ID_PATTERN
 
 @dataclass(frozen=True)
 class Services:
+    """What every handler works with, whichever transport (HTTP, gRPC) called it."""
+
     bus: CommandBus
     store: ReadStore
+    # Queries to the context and dialectic services, and events published directly.
+    nc: NATS
+    authority: Authority
 
 
 async def _services(request: Request) -> Services:

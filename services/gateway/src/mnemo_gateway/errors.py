@@ -16,8 +16,11 @@ from mnemo_schema.errors import Refusal, field_errors, refusal
 
 
 def refusal_response(exc: Refusal) -> JSONResponse:
-    """The body and status of a refusal."""
-    return JSONResponse({"detail": exc.detail, "field": exc.field}, status_code=exc.status)
+    """The body and status of a refusal (a 401 also says which scheme it asks for)."""
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse(
+        {"detail": exc.detail, "field": exc.field}, status_code=exc.status, headers=headers
+    )
 
 
 def install(app: FastAPI) -> None:

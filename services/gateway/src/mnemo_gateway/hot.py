@@ -5,8 +5,9 @@ dependency resolution, which cost about 1 ms of gateway CPU per request (measure
 of what the gateway spent on a single-message POST).
 
 Only a request the route would accept takes this path. Anything else (a content type other than
-JSON, a body that does not parse or validate, an unusual Idempotency-Key header) goes on to
-FastAPI with its body replayed, so every refusal is FastAPI's own, shaped by ``errors``. The
+JSON, a body that does not parse or validate, an unusual Idempotency-Key header, a key that does
+not reach the session) goes on to FastAPI with its body replayed, so every refusal is FastAPI's
+own, shaped by ``errors``. The key is authorised by the same call FastAPI's dependency makes. The
 route, its OpenAPI entry and its server span stay FastAPI's; this path opens a server span of the
 same name.
 """
@@ -23,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo_gateway import errors
 from mnemo_gateway.api import MessageBatchCreate
+from mnemo_gateway.auth.gate import header_token
 from mnemo_gateway.deps import Services
 from mnemo_gateway.routes.messages import IDEMPOTENCY_KEY_MAX, create_messages, router
 from mnemo_runtime.tracing import extract_context, tracer
@@ -32,6 +34,7 @@ from mnemo_schema.ids import ID_MAX_LENGTH
 ROUTE = router.prefix  # the create route is the router's root
 # FastAPI records the matched route in the scope; this path does too, for the latency metric.
 _CREATE = next(r for r in router.routes if getattr(r, "path", None) == ROUTE)
+_OPERATION = ("POST", ROUTE)
 # Only ids FastAPI would accept (``deps.PathId``); any other path gets FastAPI's own 422.
 _ID = rf"([A-Za-z0-9_-]{{1,{ID_MAX_LENGTH}}})"
 _PATH = re.compile(rf"/v3/workspaces/{_ID}/sessions/{_ID}/messages")
@@ -53,14 +56,14 @@ class HotPath:
         if match is None:
             await self.app(scope, receive, send)
             return
+        workspace_id, session_id = match.group(1), match.group(2)
         body, complete = await _read_body(receive)
         accepted = _accepted(scope, body) if complete else None
-        if accepted is None:
+        if accepted is None or not self._authorised(scope, workspace_id, session_id):
             await self.app(scope, _replay(body, complete, receive), send)
             return
         batch, key = accepted
         scope["route"] = _CREATE
-        workspace_id, session_id = match.group(1), match.group(2)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         with _tracer.start_as_current_span(
             f"POST {ROUTE}",
@@ -79,6 +82,14 @@ class HotPath:
             if response.status_code >= 500:
                 span.set_status(StatusCode.ERROR)
             await response(scope, receive, send)
+
+    def _authorised(self, scope: Scope, workspace_id: str, session_id: str) -> bool:
+        ids = {"workspace_id": workspace_id, "session_id": session_id}
+        try:
+            self._services.authority.authorise(header_token(scope["headers"]), _OPERATION, ids)
+        except Refusal:
+            return False
+        return True
 
 
 def _accepted(scope: Scope, body: bytes) -> tuple[MessageBatchCreate, str | None] | None:

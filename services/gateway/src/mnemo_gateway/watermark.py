@@ -6,7 +6,6 @@ waiters also re-read the position from Postgres on a short interval.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
 import psycopg
@@ -15,12 +14,13 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_gateway.positions import Position
 from mnemo_schema import subjects
 
 _POLL_S = 0.1
 
 
-class ProjectionWatermark:
+class ProjectionWatermark(Position):
     """The applied position of one projection (``pg``: entities and messages; ``memory``)."""
 
     def __init__(
@@ -34,8 +34,7 @@ class ProjectionWatermark:
         self._pool = pool
         self._projection = projection
         self._subject = subject
-        self.value = 0
-        self._changed = asyncio.Event()
+        super().__init__(poll=self._refresh_quietly, poll_s=_POLL_S)
         self._sub: Subscription | None = None
 
     async def start(self) -> None:
@@ -52,13 +51,7 @@ class ProjectionWatermark:
 
     async def _on_applied(self, msg: Msg) -> None:
         with contextlib.suppress(ValueError):
-            self._advance(int(msg.data))
-
-    def _advance(self, seq: int) -> None:
-        if seq > self.value:
-            self.value = seq
-            self._changed.set()
-            self._changed = asyncio.Event()
+            self.advance(int(msg.data))
 
     async def refresh(self) -> int:
         """Re-read the applied position from Postgres."""
@@ -68,21 +61,9 @@ class ProjectionWatermark:
             )
             row = await cur.fetchone()
         if row is not None:
-            self._advance(int(row["seq"]))  # type: ignore[call-overload]
+            self.advance(int(row["seq"]))  # type: ignore[call-overload]
         return self.value
 
-    async def wait(self, seq: int, timeout: float) -> bool:
-        """True once position ``seq`` is applied; False if ``timeout`` passes first."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while self.value < seq:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return False
-            changed = self._changed
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), min(remaining, _POLL_S))
-            if self.value < seq:
-                with contextlib.suppress(psycopg.Error):
-                    await self.refresh()
-        return True
+    async def _refresh_quietly(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            await self.refresh()

@@ -10,6 +10,7 @@ from faststream.nats import NatsBroker, NatsMessage, NatsRouter
 from pydantic import ValidationError
 
 from mnemo_ingest.service import IngestService
+from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
 from mnemo_schema import subjects
 from mnemo_schema.commands import (
@@ -20,8 +21,10 @@ from mnemo_schema.commands import (
 )
 from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.ids import ID_PATTERN
+from mnemo_schema.keys import KEY_COMMANDS, RevokeKey
 
 _tracer = tracer("mnemo.ingest")
+log = get_logger("mnemo.ingest")
 
 
 def validation_reply(err: ValidationError) -> CommandReply:
@@ -31,6 +34,14 @@ def validation_reply(err: ValidationError) -> CommandReply:
 
 async def _itself(msg: NatsMessage) -> NatsMessage:
     return msg
+
+
+def _reply_to_inboxes_only(msg: NatsMessage) -> None:
+    """Drop a reply subject that is not an inbox (see ``subjects.is_inbox``): the command is
+    still handled, its answer goes nowhere."""
+    if msg.reply_to and not subjects.is_inbox(msg.reply_to):
+        log.warning("ingest.reply_refused", reply_to=msg.reply_to[:200])
+        msg.reply_to = ""
 
 
 def build_broker(url: str) -> NatsBroker:
@@ -48,6 +59,7 @@ def build_router(service: IngestService) -> NatsRouter:
     @router.subscriber(subjects.COMMAND_SUBJECTS, queue=subjects.INGEST_QUEUE, decoder=_itself)
     async def on_command(msg: NatsMessage) -> bytes:
         """mnemo.cmd.<workspace>: validate and apply one command; reply with a CommandReply."""
+        _reply_to_inboxes_only(msg)
         workspace = subjects.workspace_from_command_subject(msg.raw_message.subject)
         with _tracer.start_as_current_span(
             "ingest.command",
@@ -55,6 +67,21 @@ def build_router(service: IngestService) -> NatsRouter:
             attributes={"workspace": workspace},
         ):
             reply = await _handle(service, workspace, msg.body)
+        return reply.model_dump_json().encode()
+
+    @router.subscriber(KEY_COMMANDS, queue=subjects.INGEST_QUEUE, decoder=_itself)
+    async def on_key_command(msg: NatsMessage) -> bytes:
+        """mnemo.keys.revoke: append a key's revocation to the log; reply with a CommandReply."""
+        _reply_to_inboxes_only(msg)
+        with _tracer.start_as_current_span(
+            "ingest.revoke_key", context=extract_context(msg.headers)
+        ):
+            try:
+                cmd = RevokeKey.model_validate_json(msg.body)
+            except ValidationError as err:
+                reply = CommandReply.refused(refusal(err))
+            else:
+                reply = await service.revoke_key(cmd, inject_headers())
         return reply.model_dump_json().encode()
 
     return router

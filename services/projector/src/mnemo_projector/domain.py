@@ -30,6 +30,7 @@ from mnemo_schema.events import (
     WorkspaceDeleted,
     WorkspaceUpdated,
 )
+from mnemo_schema.keys import KeyRevoked
 from mnemo_schema.summaries import SummaryUpdated
 
 Statement = tuple[str, tuple[Any, ...]]
@@ -58,6 +59,8 @@ def _cfg(model: Any) -> Jsonb:
 
 def statement(seq: int, event: Event) -> Statement | None:
     """The SQL that applies ``event`` (stream position ``seq``), or None if it changes nothing."""
+    if isinstance(event, KeyRevoked):
+        return None  # the gateways' concern; no table holds keys
     ws = event.workspace
     match event:
         case WorkspaceCreated():

@@ -14,15 +14,16 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_dialectic.domain import Msg, Obs
+from mnemo_dialectic.domain import Msg, Obs, View
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.retrieval import RetrievalClient
-from mnemo_runtime.vectors import Level, Scope
+from mnemo_runtime.vectors import Level
 from mnemo_schema.retrieval import RankedMessage, RankedObservation, RetrievalQuery
 
 MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
+# A view of the whole workspace has no pair: every message of the workspace is visible.
 VISIBLE = (
-    "workspace = %(ws)s AND representations @> %(pair)s::jsonb"
+    "workspace = %(ws)s AND (%(pair)s::jsonb IS NULL OR representations @> %(pair)s::jsonb)"
     " AND (%(sessions)s::text[] IS NULL OR session_id = ANY(%(sessions)s))"
 )
 
@@ -48,6 +49,7 @@ def _ranked_obs(o: RankedObservation) -> Obs:
         id=o.id, level=o.level, content=o.content, created_at=o.created_at, observer=o.observer,
         observed=o.observed, session_id=o.session_id, observed_at=o.observed_at,
         premise_ids=tuple(o.premise_ids), source_message_ids=tuple(o.source_message_ids),
+        distance=o.distance,
     )  # fmt: skip
 
 
@@ -78,14 +80,18 @@ class PgScopeReader:
             return await cur.fetchall()  # type: ignore[return-value]
 
     @staticmethod
-    def _params(scope: Scope, sessions: frozenset[str] | None, **more: Any) -> dict[str, Any]:
-        pair = json.dumps([{"observer": scope.observer, "observed": scope.observed}])
+    def _params(scope: View, sessions: frozenset[str] | None, **more: Any) -> dict[str, Any]:
+        pair = (
+            json.dumps([{"observer": scope.observer, "observed": scope.observed}])
+            if scope.scope is not None
+            else None
+        )
         allowed = None if sessions is None else sorted(sessions)
         return {"ws": scope.workspace, "pair": pair, "sessions": allowed, **more}
 
     async def search(
         self,
-        scope: Scope,
+        scope: View,
         text: str,
         *,
         limit: int,
@@ -105,7 +111,7 @@ class PgScopeReader:
         return [_ranked_obs(o) for o in found.observations]
 
     async def search_messages(
-        self, scope: Scope, text: str, *, limit: int, sessions: frozenset[str] | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """The engine's best messages of ``scope`` for ``text``."""
         found = await self._retrieval.retrieve(
@@ -118,10 +124,21 @@ class PgScopeReader:
         return [_ranked_msg(m) for m in found.messages]
 
     async def observations(
-        self, scope: Scope, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Obs]:
         """Live observations of ``scope`` by id (resting on ``sessions`` alone, when given)."""
-        rows = await self._store.get(scope, list(ids)) if ids else []
+        if not ids:
+            return []
+        if scope.scope is not None:
+            rows = await self._store.get(scope.scope, list(ids))
+        else:
+            found = await self._rows(
+                "SELECT * FROM observations WHERE workspace = %(ws)s AND id = ANY(%(ids)s)"
+                " AND deleted_at IS NULL",
+                {"ws": scope.workspace, "ids": list(ids)},
+            )
+            by_id = {r["id"]: r for r in found}
+            rows = [by_id[i] for i in ids if i in by_id]
         if sessions is not None:
             rows = [
                 r for r in rows if r["source_sessions"] and set(r["source_sessions"]) <= sessions
@@ -129,7 +146,7 @@ class PgScopeReader:
         return [_obs(r) for r in rows]
 
     async def messages(
-        self, scope: Scope, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id."""
         if not ids:
@@ -142,7 +159,7 @@ class PgScopeReader:
         return [_msg(r) for r in rows]
 
     async def grep(
-        self, scope: Scope, text: str, *, limit: int, sessions: frozenset[str] | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text``."""
         rows = await self._rows(
@@ -154,7 +171,7 @@ class PgScopeReader:
 
     async def in_range(
         self,
-        scope: Scope,
+        scope: View,
         start: datetime,
         end: datetime,
         *,
@@ -171,7 +188,7 @@ class PgScopeReader:
         return [_msg(r) for r in rows]
 
     async def around(
-        self, scope: Scope, message: Msg, window: int, *, sessions: frozenset[str] | None = None
+        self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages of the same session within ``window`` positions."""
         # seq is a log position shared with other sessions, so neighbours are counted, not subtracted.

@@ -13,6 +13,7 @@ from mnemo_runtime.deadletters import undecodable
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
 from mnemo_schema.events import Envelope, Event, decode_event
+from mnemo_schema.keys import KeyRevoked
 
 log = get_logger("mnemo.ingest")
 
@@ -24,7 +25,7 @@ class JetStreamLog:
         self._js = js
         self._publisher = EventPublisher(js)
 
-    async def append(self, events: Sequence[Envelope]) -> Awaitable[list[int]]:
+    async def append(self, events: Sequence[Envelope | KeyRevoked]) -> Awaitable[list[int]]:
         return await self._publisher.send(events)
 
     async def head(self) -> int:
