@@ -71,7 +71,7 @@ class _Stack:
 
 
 @pytest.fixture
-def stack(tmp_path: Path, fresh_database: str, spawn):  # type: ignore[no-untyped-def]
+def stack(tmp_path: Path, fresh_database: str, spawn, keys):  # type: ignore[no-untyped-def]
     nats = LocalNats(tmp_path / "nats", free_port())
     url = nats.start()
     proc = spawn(
@@ -119,22 +119,24 @@ def test_a_deleted_canary_leaves_no_byte_behind(stack, settle, until):  # type: 
     mid = _post(h, "one", c1)
     _derived_and_summarised(where, c1, settle, h, until)
     for _ in range(2):  # idempotent
-        r = httpx.delete(f"{base}/sessions/one/messages/{mid}")
+        r = httpx.delete(f"{base}/sessions/one/messages/{mid}", headers=proc.headers)
         assert r.status_code == 202, r.text
     until(lambda: where.where(c1) == [], 60)
-    assert httpx.get(f"{base}/sessions/one/messages/{mid}").status_code == 404
+    assert httpx.get(f"{base}/sessions/one/messages/{mid}", headers=proc.headers).status_code == 404
     remaining = [m.content for m in h.session("one").messages()]
     assert kept in remaining and not any(c1 in m for m in remaining)
     assert not any(c1 in c.content for c in h.peer("alice").conclusions.list())
     assert not any(c1 in m.content for m in h.search(c1))
-    assert httpx.delete(f"{base}/sessions/one/messages/nope").status_code == 404
+    assert (
+        httpx.delete(f"{base}/sessions/one/messages/nope", headers=proc.headers).status_code == 404
+    )
 
     # A peer: its messages and every representation of or by it.
     cp = _canary()
     _post(h, "four", cp, speaker="carol")
     _derived_and_summarised(where, cp, settle, h, until)
     for _ in range(2):
-        assert httpx.delete(f"{base}/peers/carol").status_code == 202
+        assert httpx.delete(f"{base}/peers/carol", headers=proc.headers).status_code == 202
     until(lambda: where.where(cp) == [], 60)
     assert "carol" not in [p.id for p in h.peers()]
     assert kept in [m.content for m in h.session("one").messages()]
@@ -144,7 +146,7 @@ def test_a_deleted_canary_leaves_no_byte_behind(stack, settle, until):  # type: 
     _post(h, "two", c2)
     _derived_and_summarised(where, c2, settle, h, until)
     for _ in range(2):
-        assert httpx.delete(f"{base}/sessions/two").status_code == 202
+        assert httpx.delete(f"{base}/sessions/two", headers=proc.headers).status_code == 202
     until(lambda: where.where(c2) == [], 60)
     again = h.session("two", peers=[h.peer("alice")])
     assert list(again.messages()) == []
@@ -157,11 +159,13 @@ def test_a_deleted_canary_leaves_no_byte_behind(stack, settle, until):  # type: 
     c3 = _canary()
     _post(h, "three", c3)
     _derived_and_summarised(where, c3, settle, h, until)
-    assert httpx.delete(f"{proc.url}/v3/workspaces/{ws}").status_code == 202
+    assert httpx.delete(f"{proc.url}/v3/workspaces/{ws}", headers=proc.headers).status_code == 202
     proc.kill()
     proc.start()
     until(lambda: where.where(c3) == [], 90)
-    assert httpx.delete(f"{proc.url}/v3/workspaces/{ws}").status_code == 202  # idempotent
+    assert (
+        httpx.delete(f"{proc.url}/v3/workspaces/{ws}", headers=proc.headers).status_code == 202
+    )  # idempotent
     for canary in (c1, cp, c2, c3):
         assert where.where(canary) == [], canary
     with psycopg.connect(where.db) as conn:

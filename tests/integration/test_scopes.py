@@ -50,10 +50,14 @@ def test_recall_through_a_scope_never_sees_other_sessions(settle, mnemo, workspa
     url = f"{mnemo.url}/v3/workspaces/{workspace}/conclusions"
     mine = {"observer_id": "alice", "observed_id": "alice"}
     assert any(SECRET in c.content for c in alice.conclusions.list())
-    listed = httpx.post(f"{url}/list", json={"filters": mine, "scope": "jobs"}).json()["items"]
+    listed = httpx.post(
+        f"{url}/list", json={"filters": mine, "scope": "jobs"}, headers=mnemo.headers
+    ).json()["items"]
     assert listed and all(SECRET not in c["content"] for c in listed)
     queried = httpx.post(
-        f"{url}/query", json={"query": "bank PIN", "filters": mine, "scope": "jobs"}
+        f"{url}/query",
+        json={"query": "bank PIN", "filters": mine, "scope": "jobs"},
+        headers=mnemo.headers,
     ).json()
     assert all(SECRET not in c["content"] for c in queried)
 
@@ -76,8 +80,12 @@ def test_recall_through_a_scope_never_sees_other_sessions(settle, mnemo, workspa
 
 def test_recall_options_mnemo_does_not_take_are_refused_by_name(mnemo, workspace):
     base = f"{mnemo.url}/v3/workspaces/{workspace}"
-    httpx.post(f"{mnemo.url}/v3/workspaces", json={"id": workspace}).raise_for_status()
-    httpx.post(f"{base}/sessions", json={"id": "s", "peers": {"a": {}}}).raise_for_status()
+    httpx.post(
+        f"{mnemo.url}/v3/workspaces", json={"id": workspace}, headers=mnemo.headers
+    ).raise_for_status()
+    httpx.post(
+        f"{base}/sessions", json={"id": "s", "peers": {"a": {}}}, headers=mnemo.headers
+    ).raise_for_status()
     cases = [
         ("GET", f"{base}/sessions/s/context", {"params": {"colour": "red"}}, "colour"),
         ("GET", f"{base}/sessions/s/context", {"params": {"scope": "x"}}, "scope"),
@@ -97,6 +105,6 @@ def test_recall_options_mnemo_does_not_take_are_refused_by_name(mnemo, workspace
          {"json": {"messages": [{"peer_id": "a", "content": "hi"}]}}, "colour"),
     ]  # fmt: skip
     for method, url, kw, field in cases:
-        r = httpx.request(method, url, timeout=30, **kw)  # type: ignore[arg-type]
+        r = httpx.request(method, url, timeout=30, headers=mnemo.headers, **kw)  # type: ignore[arg-type]
         assert r.status_code == 422, (url, kw, r.status_code, r.text)
         assert r.json()["field"] == field, (url, kw, r.text)
