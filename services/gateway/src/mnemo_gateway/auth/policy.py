@@ -97,8 +97,7 @@ RULES: dict[Operation, Rule] = {
     ("POST", _W + "/peers"): Rule(peer="body.id"),
     ("POST", _W + "/peers/list"): WORKSPACE,
     ("PUT", _P): PEER,
-    # Erasing a peer reaches every representation of or by it: the workspace's to decide.
-    ("DELETE", _P): WORKSPACE,
+    ("DELETE", _P): PEER,
     ("POST", _P + "/sessions"): PEER,
     ("POST", _P + "/chat"): PEER,
     ("POST", _P + "/representation"): PEER,
