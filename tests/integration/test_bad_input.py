@@ -4,12 +4,15 @@ written; the stack keeps answering."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import httpx
 import nats
+from honcho import Honcho
 
 from mnemo_runtime.bus import stream_last_seq
 from mnemo_schema import subjects
+from mnemo_schema.ids import ID_MAX_LENGTH
 
 from .conftest import admin_headers
 
@@ -88,7 +91,10 @@ def test_ids_outside_the_alphabet_are_refused_in_paths_queries_and_bodies(mnemo,
         ("/v3/workspaces/a.b/peers/list", "workspace_id"),
         ("/v3/workspaces/a%00b/peers/list", "workspace_id"),
         (f"/v3/workspaces/{workspace}/peers/x%20y/sessions", "peer_id"),
-        (f"/v3/workspaces/{workspace}/sessions/{'s' * 101}/messages/list", "session_id"),
+        (
+            f"/v3/workspaces/{workspace}/sessions/{'s' * (ID_MAX_LENGTH + 1)}/messages/list",
+            "session_id",
+        ),
     ):
         r = _post(url, path, "{}")
         assert r.status_code == 422, (path, r.text)
@@ -146,3 +152,16 @@ async def test_a_poison_command_on_the_bus_is_refused_and_nothing_is_appended(mn
         assert await stream_last_seq(js) == before
     finally:
         await nc.close()
+
+
+def test_ids_of_512_characters_go_all_the_way(settle, mnemo):
+    """The SDK allows ids up to 512 characters; they are subject tokens on the bus."""
+    ws, peer, session = "w" * 500 + uuid.uuid4().hex[:12], "p" * ID_MAX_LENGTH, "s" * ID_MAX_LENGTH
+    assert len(ws) == ID_MAX_LENGTH
+    h = Honcho(base_url=mnemo.url, workspace_id=ws, max_retries=0, timeout=30)
+    alice = h.peer(peer)
+    s = h.session(session, peers=[alice])
+    s.add_messages([alice.message("I work as a nurse in Lisbon.")])
+    assert [m.content for m in s.messages()] == ["I work as a nurse in Lisbon."]
+    settle(h)
+    assert alice.conclusions.list().items

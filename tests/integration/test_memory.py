@@ -118,7 +118,7 @@ def test_a_bad_conclusion_query_is_a_422_naming_the_field(mnemo, workspace, admi
         ({"observed_id": "bob"}, "filters.observer_id"),
         ({"observer_id": "", "observed_id": "bob"}, "filters.observer_id"),
         ({"observer_id": "a", "observed_id": "b", "level": "rumour"}, "filters.level"),
-        ({"observer_id": "a", "observed_id": "b", "colour": "red"}, "filters"),
+        ({"observer_id": "a", "observed_id": "b", "colour": "red"}, "filters.colour"),
     ):
         r = httpx.post(
             f"{url}/conclusions/query", json={"query": "tea", "filters": filters}, headers=admin

@@ -283,3 +283,34 @@ async def test_an_outage_is_retried_however_often_it_was_delivered():
     await svc.deliver([s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
     await svc.flush()
     assert s.naked == [7] and parts["dead"].parked == []
+
+
+async def test_reasoning_switched_off_is_not_derived_and_counts_no_work():
+    model = ScriptedModel()  # any call would fail: none is scripted
+    svc, parts = service(model)
+    s = Settled()
+    off = posted(1, "alice", "I adopted a puppy named Rex yesterday.", [("alice", "alice")])
+    await svc.deliver([s.delivery(1, off.model_copy(update={"reasoning": False}))])
+    await svc.flush()
+    assert s.acked == [1]
+    assert model.requests == [] and parts["log"].events == [] and parts["progress"].calls == []
+
+
+async def test_the_applications_instructions_reach_the_deriver_prompt_per_batch():
+    model = ScriptedModel(
+        otherwise=lambda _: tool_reply("record_observations", {"observations": []})
+    )
+    svc, _ = service(model)
+    s = Settled()
+    told = posted(1, "alice", "I like tea.", [("alice", "alice")])
+    told = told.model_copy(update={"instructions": "Only record food preferences."})
+    plain = posted(2, "alice", "I like coffee.", [("alice", "alice")])
+    await svc.deliver([s.delivery(1, told), s.delivery(2, plain)])
+    await svc.flush()
+    # Messages under other instructions never share a prompt.
+    systems = sorted({r.system for r in model.requests})
+    assert len(systems) == 2
+    assert {r.messages[0].text().count("<message ") for r in model.requests} == {1}
+    assert "Only record food preferences." not in systems[0]
+    assert "Only record food preferences." in systems[1]
+    assert systems[1].startswith(systems[0])

@@ -17,6 +17,7 @@ from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.models import ChatModel, Stage
 from mnemo_runtime.models.scripted import ScriptedModel, ScriptStep, text_reply
 from mnemo_runtime.vectors.ports import Scope
+from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.envelope import Envelope
 from mnemo_schema.observations import (
     DERIVED_LEVELS,
@@ -37,6 +38,7 @@ class FakeMemory:
         self.deleted: dict[str, str] = {}
         self.order: list[str] = []
         self.cards: dict[Scope, list[str]] = {}
+        self.configs: dict[tuple[str, str | None], WorkspaceConfiguration] = {}
         self.messages: dict[str, SourceMessage] = {}
 
     def add(self, oid: str, content: str, *, level: str = "explicit", day: int = 0,
@@ -72,6 +74,11 @@ class FakeMemory:
 
     async def card(self, scope: Scope) -> list[str] | None:
         return self.cards.get(scope)
+
+    async def configuration(
+        self, workspace: str, session_id: str | None = None
+    ) -> WorkspaceConfiguration:
+        return self.configs.get((workspace, session_id), WorkspaceConfiguration())
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
         out: list[Rejected | None] = []

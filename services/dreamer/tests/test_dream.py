@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from mnemo_runtime.models import ToolResultBlock, Usage
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
+from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 
@@ -213,3 +214,31 @@ async def test_budget_bounds_the_loop_and_costs_are_reported(world) -> None:
         400,
         40,
     )
+
+
+async def test_a_dream_honours_the_applications_configuration(world) -> None:
+    world.memory.add("o1", "Alice lives in Boston")
+    plain = ScriptedModel(otherwise=lambda _r: text_reply("done"))
+    await world.dreamer(model=plain).dream(DUE)
+    assert any(t.name == "set_peer_card" for t in plain.requests[0].tools)
+    assert "<instructions>" not in plain.requests[0].system
+    told = WorkspaceConfiguration.model_validate(
+        {"custom_instructions": "Keep names.", "dream": {"custom_instructions": "Be careful."},
+         "peer_card": {"create": False}}
+    )  # fmt: skip
+    world.memory.configs[("ws", None)] = told
+    deduction, induction = (
+        ScriptedModel(otherwise=lambda _r: text_reply("done")),
+        ScriptedModel(otherwise=lambda _r: text_reply("done")),
+    )
+    await world.dreamer(model=deduction, induction=induction).dream(DUE)
+    for model in (deduction, induction):
+        system = model.requests[0].system
+        assert "Keep names.\n\nBe careful." in system
+        assert all(t.name != "set_peer_card" for t in model.requests[0].tools)
+    # Dreams switched off (or reasoning, which dreams need): the dream completes unmade.
+    for off in ({"dream": {"enabled": False}}, {"reasoning": {"enabled": False}}):
+        world.memory.configs[("ws", None)] = WorkspaceConfiguration.model_validate(off)
+        silent = ScriptedModel()  # a call would fail: none is scripted
+        done = await world.dreamer(model=silent, induction=silent).dream(DUE)
+        assert silent.requests == [] and done is not None and done.model_calls == 0

@@ -126,6 +126,77 @@ def test_ensure_is_get_or_create():
     assert again.created is False and again.events == []
 
 
+def test_messages_carry_the_configuration_in_force_when_posted():
+    off = {"reasoning": {"enabled": False}}
+    m = model_with(
+        c.UpdateWorkspace.model_validate(
+            {"configuration": {"custom_instructions": "Names matter."}}
+        ),
+        c.EnsureSession.model_validate(
+            {"session_id": "s", "configuration": {"reasoning": {"custom_instructions": "X"}}}
+        ),
+    )
+    cmd = c.PostMessages.model_validate(
+        {"session_id": "s", "messages": [
+            {"peer_id": "a", "content": "kept"},
+            {"peer_id": "a", "content": "private", "configuration": off},
+        ]}
+    )  # fmt: skip
+    kept, private = (e for e in decide(m, cmd, CTX, [1, 1]).events if isinstance(e, MessagePosted))
+    assert (kept.reasoning, kept.instructions) == (True, "Names matter.\n\nX")
+    assert (private.reasoning, private.instructions) == (False, "Names matter.\n\nX")
+    decide(m, c.UpdateSession.model_validate({"session_id": "s", "configuration": off}), CTX)
+    assert [e.reasoning for e in post(m, "a")] == [False]
+
+
+def test_scopes_hold_existing_sessions():
+    m = model_with(c.EnsureSession(session_id="s", scopes=["jobs"]))
+    assert m.scopes == {"jobs": {"s"}}
+    with pytest.raises(Refusal) as err:
+        decide(m, c.AddScopeSessions(scope_id="jobs", session_ids=["s", "nope"]), CTX)
+    assert (err.value.status, err.value.field) == (404, "session_ids.1")
+    with pytest.raises(Refusal) as err:
+        decide(m, c.RemoveScopeSession(scope_id="other", session_id="s"), CTX)
+    assert (err.value.status, err.value.field) == (404, "scope_id")
+    decide(m, c.DeleteSession(session_id="s"), CTX)
+    assert m.scopes == {"jobs": set()}
+
+
+def test_deletions_are_events_once_and_no_ops_after():
+    m = model_with(c.EnsureSession(session_id="s", peers={"a": SessionPeerConfig()}))
+    (msg,) = post(m, "a")
+    for cmd in (
+        c.DeleteMessage(session_id="s", message_id=msg.message_id),
+        c.DeletePeer(peer_id="a"),
+        c.DeleteSession(session_id="s"),
+        c.DeleteWorkspace(),
+    ):
+        first = decide(m, cmd, CTX).events
+        assert [type(e).__name__ for e in first] == [
+            type(cmd).__name__.replace("Delete", "") + "Deleted"
+        ]
+        assert decide(m, cmd, CTX).events == []  # deleting again changes nothing
+
+
+def test_deleting_what_never_was_is_a_404_naming_it():
+    m = model_with(c.EnsureSession(session_id="s"))
+    with pytest.raises(Refusal) as peer:
+        decide(m, c.DeletePeer(peer_id="ghost"), CTX)
+    assert peer.value.status == 404 and peer.value.field == "peer_id"
+    with pytest.raises(Refusal) as session:
+        decide(m, c.DeleteSession(session_id="ghost"), CTX)
+    assert session.value.status == 404
+
+
+def test_an_erased_session_made_again_can_be_erased_again():
+    m = model_with(c.EnsureSession(session_id="s"))
+    decide(m, c.DeleteSession(session_id="s"), CTX)
+    decide(m, c.EnsureSession(session_id="s"), CTX)
+    assert [e.type for e in decide(m, c.DeleteSession(session_id="s"), CTX).events] == [
+        "SessionDeleted"
+    ]
+
+
 def _copy_of(events: list[MessagePosted]) -> SessionCopy:
     return SessionCopy(
         metadata={"topic": "x"},

@@ -45,6 +45,7 @@ class History:
             configs=self.record.configs,
             latest=self.record.latest,
             messages=tuple(m for m in self.record.messages if m.seq < before_seq),
+            instructions=self.record.instructions,
         )
 
 
@@ -195,6 +196,16 @@ async def test_session_configuration_sets_the_cadence():
     bus = Settled()
     await svc.deliver([bus.delivery(seq) for seq in range(1, 7)])
     assert [s.message_seq for s in log.summaries()] == [3, 6]
+
+
+async def test_the_applications_instructions_reach_the_summarizer_prompt():
+    model = ScriptedModel(otherwise=lambda r: text_reply("A summary."))
+    history = History(SessionRecord(instructions="Mention every pet by name."))
+    svc, log, _ = service(model, history, messages_per_short_summary=2)
+    bus = Settled()
+    await svc.deliver([bus.delivery(seq) for seq in range(1, 3)])
+    assert len(log.summaries()) == 1
+    assert "Mention every pet by name." in model.requests[0].system
 
 
 async def test_summary_event_ids_are_derived_so_a_republish_is_deduplicated():

@@ -30,6 +30,7 @@ from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import build_app as build_projector
 from mnemo_projector.app import build_memory, build_passages
+from mnemo_projector.eraser import Eraser
 from mnemo_projector.runner import Projector
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra, open_infra
@@ -97,6 +98,9 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         if "projector" in components and ps.entities:
             projections[projector.projection.name] = projector
             tasks.append(asyncio.create_task(projector.run(stop)))
+        if "projector" in components and ps.entities:
+            eraser = Eraser(infra.nc, infra.js, infra.pool)
+            tasks.append(asyncio.create_task(eraser.run(stop)))
         if "projector" in components and ps.memory and memory is not None:
             memory_projector = build_memory(
                 ps, infra.nc, infra.js, infra.pool, memory,

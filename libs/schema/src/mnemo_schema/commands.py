@@ -70,13 +70,37 @@ class UpdatePeer(_Command):
 
 
 class EnsureSession(_Command):
-    """Get or create a session, optionally with members."""
+    """Get or create a session, optionally with members, joining ``scopes`` (each created if
+    missing)."""
 
     kind: Literal["ensure_session"] = "ensure_session"
     session_id: EntityId
     metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
     peers: dict[EntityId, SessionPeerConfig] | None = None
+    scopes: list[EntityId] | None = Field(default=None, max_length=MAX_BATCH)
+
+
+class EnsureScope(_Command):
+    """Get or create a scope."""
+
+    kind: Literal["ensure_scope"] = "ensure_scope"
+    scope_id: EntityId
+    metadata: Metadata | None = None
+
+
+class AddScopeSessions(_Command):
+    """Add existing sessions to a scope (those already in it are left as they are)."""
+
+    kind: Literal["add_scope_sessions"] = "add_scope_sessions"
+    scope_id: EntityId
+    session_ids: list[EntityId] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class RemoveScopeSession(_Command):
+    kind: Literal["remove_scope_session"] = "remove_scope_session"
+    scope_id: EntityId
+    session_id: EntityId
 
 
 class UpdateSession(_Command):
@@ -89,6 +113,21 @@ class UpdateSession(_Command):
 class DeleteSession(_Command):
     kind: Literal["delete_session"] = "delete_session"
     session_id: EntityId
+
+
+class DeletePeer(_Command):
+    """Erase a peer: its messages, memberships and every representation of or by it."""
+
+    kind: Literal["delete_peer"] = "delete_peer"
+    peer_id: EntityId
+
+
+class DeleteMessage(_Command):
+    """Erase one message, the summaries covering it and what was derived from it."""
+
+    kind: Literal["delete_message"] = "delete_message"
+    session_id: EntityId
+    message_id: EntityId
 
 
 class AddSessionPeers(_Command):
@@ -221,6 +260,11 @@ Command = Annotated[
     | EnsureSession
     | UpdateSession
     | DeleteSession
+    | DeletePeer
+    | DeleteMessage
+    | EnsureScope
+    | AddScopeSessions
+    | RemoveScopeSession
     | AddSessionPeers
     | RemoveSessionPeers
     | ConfigureSessionPeer

@@ -6,14 +6,30 @@ Each query type has its own subject kind (``mnemo.qry.<workspace>.<kind>``); the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import Level
-from mnemo_schema.text import StorableText
+from mnemo_schema.text import JsonObject, StorableText
+
+MAX_SESSIONS = 1000
+# A set of sessions a read is confined to: their messages, and the observations that rest on
+# them alone (through provenance). None: no confinement; empty: nothing (fail closed).
+Sessions = Annotated[list[EntityId] | None, Field(default=None, max_length=MAX_SESSIONS)]
+
+
+def allowed_sessions(
+    session_id: str | None, sessions: Iterable[str] | None
+) -> frozenset[str] | None:
+    """The sessions a read may see: one session, an allowlist, both (their intersection)."""
+    if session_id is None:
+        return None if sessions is None else frozenset(sessions)
+    return frozenset({session_id}) if sessions is None else frozenset({session_id} & set(sessions))
+
 
 MAX_CONTEXT_TOKENS = 100_000
 # A prompt-sized default: the caller asks for more when its model has room.
@@ -33,8 +49,9 @@ class RepresentationSlice(_Query):
     search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
     include_most_frequent: bool = False
     max_conclusions: int = Field(default=DEFAULT_MAX_CONCLUSIONS, ge=1, le=100)
-    # Only observations formed in this session, when given.
+    # Only observations formed in this session, when given (and in these sessions).
     session_id: EntityId | None = None
+    sessions: Sessions = None
 
 
 class ContextQuery(_Query):
@@ -48,6 +65,9 @@ class ContextQuery(_Query):
     peer_perspective: EntityId | None = None
     limit_to_session: bool = False
     slice: RepresentationSlice = RepresentationSlice()
+    # The card is left out when the caller's configuration says not to use it, or when the
+    # read is confined to sessions (a card's entries carry no provenance to confine).
+    use_card: bool = True
 
     @model_validator(mode="after")
     def _perspective_needs_target(self) -> ContextQuery:
@@ -77,7 +97,9 @@ class SearchQuery(_Query):
     KIND: ClassVar[str] = "search"
     query: StorableText = Field(min_length=1, max_length=10_000)
     session_id: EntityId | None = None
+    sessions: Sessions = None
     peer_id: EntityId | None = None
+    filters: JsonObject | None = None
     limit: int = Field(default=10, ge=1, le=100)
 
 
@@ -92,6 +114,8 @@ class ObservationSearchQuery(_Query):
     max_distance: float | None = Field(default=None, ge=0.0, le=2.0)
     levels: list[Level] | None = None
     session_id: EntityId | None = None
+    sessions: Sessions = None
+    filters: JsonObject | None = None
 
 
 class ObservationHit(BaseModel):

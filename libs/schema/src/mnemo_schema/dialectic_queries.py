@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo_schema.answer_format import ResponseFormat
+from mnemo_schema.context_queries import Sessions, allowed_sessions
 from mnemo_schema.ids import EntityId
 from mnemo_schema.text import StorableText
 
@@ -24,13 +25,22 @@ ConclusionLevel = Literal["explicit", "deductive", "inductive", "contradiction"]
 class _Question(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # Restricts the messages and observations read to one session.
+    # Restricts the messages read to one session (and to ``sessions``), the observations to
+    # those resting on them alone.
     session_id: EntityId | None = None
+    sessions: Sessions = None
     query: StorableText = Field(min_length=1, max_length=10_000)
     reasoning_level: ReasoningLevel = "low"
     include_evidence: bool = False
     response_format: ResponseFormat | None = None
     """A JSON Schema the answer must match: ``content`` is then a JSON text of that shape."""
+    # The application's instructions for answering (its configuration's), added to the prompt.
+    instructions: StorableText | None = None
+
+    @property
+    def allowed(self) -> frozenset[str] | None:
+        """The sessions the answer may draw on (None: all)."""
+        return allowed_sessions(self.session_id, self.sessions)
 
     @field_validator("query")
     @classmethod

@@ -16,7 +16,12 @@ from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import EntityId, Metadata
 from mnemo_schema.keys import KeyRevoked
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.observations import (
+    ObservationDeleted,
+    ObservationsErased,
+    ObservationWritten,
+    PeerCardUpdated,
+)
 from mnemo_schema.summaries import SummaryUpdated
 from mnemo_schema.text import StorableText, StorableTime, StoredJson
 from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
@@ -35,6 +40,9 @@ class WorkspaceUpdated(Envelope):
 
 
 class WorkspaceDeleted(Envelope):
+    """A workspace and everything in it were erased: every projection retracts it, and the log
+    keeps nothing of it but this event (see the projector's eraser)."""
+
     type: Literal["WorkspaceDeleted"] = "WorkspaceDeleted"
 
 
@@ -79,11 +87,37 @@ class SessionUpdated(Envelope):
 
 
 class SessionDeleted(Envelope):
+    """A session was erased: its messages, what was derived from them, its summaries."""
+
     type: Literal["SessionDeleted"] = "SessionDeleted"
     session_id: EntityId
 
     def subject(self) -> str:
         return subjects.entity_subject(self.workspace, "session")
+
+
+class PeerDeleted(Envelope):
+    """A peer was erased: its messages, its memberships, every representation of or by it."""
+
+    type: Literal["PeerDeleted"] = "PeerDeleted"
+    peer_id: EntityId
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "peer")
+
+
+class MessageDeleted(Envelope):
+    """A message was erased, with the summaries covering it and what was derived from it."""
+
+    type: Literal["MessageDeleted"] = "MessageDeleted"
+    session_id: EntityId
+    message_id: str
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "message")
+
+
+DELETIONS = ("WorkspaceDeleted", "SessionDeleted", "PeerDeleted", "MessageDeleted")
 
 
 class PeerJoinedSession(Envelope):
@@ -121,6 +155,35 @@ class SessionPeerConfigured(Envelope):
         return subjects.entity_subject(self.workspace, "membership")
 
 
+class ScopeCreated(Envelope):
+    """A scope came to be: a named set of sessions that recall can be confined to."""
+
+    type: Literal["ScopeCreated"] = "ScopeCreated"
+    scope_id: EntityId
+    metadata: Metadata
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "scope")
+
+
+class ScopeSessionsAdded(Envelope):
+    type: Literal["ScopeSessionsAdded"] = "ScopeSessionsAdded"
+    scope_id: EntityId
+    session_ids: list[EntityId]
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "scope")
+
+
+class ScopeSessionRemoved(Envelope):
+    type: Literal["ScopeSessionRemoved"] = "ScopeSessionRemoved"
+    scope_id: EntityId
+    session_id: EntityId
+
+    def subject(self) -> str:
+        return subjects.entity_subject(self.workspace, "scope")
+
+
 class Representation(BaseModel):
     """An (observer, observed) pair: the key of one peer's model of another (or of itself)."""
 
@@ -147,6 +210,11 @@ class MessagePosted(Envelope):
     created_at: StorableTime
     token_count: int = Field(ge=0)
     representations: list[Representation] = Field(default_factory=list)
+    # The configuration in force when it was posted (workspace, session and message levels, as
+    # ingest resolved them): whether memory is formed from it, and the application's
+    # instructions for the deriver.
+    reasoning: bool = True
+    instructions: StorableText | None = None
     cloned_from: str | None = None
     """The message this one copies, when its session is a clone."""
     file: FileChunk | None = None
@@ -175,13 +243,19 @@ Event = Annotated[
     | SessionCreated
     | SessionUpdated
     | SessionDeleted
+    | PeerDeleted
+    | MessageDeleted
     | PeerJoinedSession
     | PeerLeftSession
     | SessionPeerConfigured
+    | ScopeCreated
+    | ScopeSessionsAdded
+    | ScopeSessionRemoved
     | MessagePosted
     | MessageMetadataUpdated
     | ObservationWritten
     | ObservationDeleted
+    | ObservationsErased
     | PeerCardUpdated
     | SummaryUpdated
     | DreamDue

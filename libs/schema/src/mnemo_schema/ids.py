@@ -11,9 +11,12 @@ from pydantic import Field, StringConstraints
 
 from mnemo_schema.text import StoredJson
 
-# Ids become NATS subject tokens, so they may not contain '.', '*', '>' or whitespace.
+# Ids become NATS subject tokens, so they may not contain '.', '*', '>' or whitespace. 512
+# characters, as the SDK allows: the longest subject, a representation's
+# ``mnemo.evt.<ws>.obs.<observer>.<observed>``, is then about 1,560 bytes, well within
+# nats-server's 4 KiB control line (which holds a publish's subject, reply subject and size).
 ID_PATTERN = r"^[A-Za-z0-9_-]+$"
-ID_MAX_LENGTH = 100
+ID_MAX_LENGTH = 512
 
 EntityId = Annotated[
     str, StringConstraints(pattern=ID_PATTERN, min_length=1, max_length=ID_MAX_LENGTH)

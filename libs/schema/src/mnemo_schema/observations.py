@@ -61,6 +61,25 @@ class ObservationDeleted(Envelope):
         return subjects.observation_subject(self.workspace, self.observer, self.observed)
 
 
+class ObservationsErased(Envelope):
+    """Observations were erased from a representation, with everything they made: unlike
+    ``ObservationDeleted`` nothing of them is kept, in the projections or the log.
+
+    The eraser publishes it for what an erasure (of a message, session, peer or workspace)
+    reaches through provenance. ``card``: the representation's card goes too (it may have been
+    drawn from them).
+    """
+
+    type: Literal["ObservationsErased"] = "ObservationsErased"
+    observer: EntityId
+    observed: EntityId
+    observation_ids: list[str] = Field(default_factory=list)
+    card: bool = False
+
+    def subject(self) -> str:
+        return subjects.observation_subject(self.workspace, self.observer, self.observed)
+
+
 MAX_CARD_ENTRIES = 40
 MAX_CARD_ENTRY_CHARS = 500
 

@@ -16,8 +16,9 @@ from typing import ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mnemo_schema.context_queries import ContextMessage
+from mnemo_schema.context_queries import ContextMessage, Sessions, allowed_sessions
 from mnemo_schema.observations import Level
+from mnemo_schema.text import JsonObject
 
 Component = Literal["lexical", "dense", "facts", "names", "time", "recency", "rerank"]
 """The engine's parts, each of which a query may switch off (to measure what it earns):
@@ -46,7 +47,14 @@ class RetrievalQuery(BaseModel):
     observer: str | None = Field(default=None, min_length=1)
     observed: str | None = Field(default=None, min_length=1)
     session_id: str | None = None
+    sessions: Sessions = None
+    """Only these sessions' messages, and observations resting on them alone (with
+    ``session_id``: both hold)."""
     peer_id: str | None = None
+    message_filters: JsonObject | None = None
+    """The filter language over messages (``mnemo_schema.filters.MESSAGE_FIELDS``)."""
+    observation_filters: JsonObject | None = None
+    """The filter language over observations (``CONCLUSION_FIELDS``)."""
     messages: int = Field(default=10, ge=0, le=MAX_RESULTS)
     """How many messages to return, best first."""
     observations: int = Field(default=0, ge=0, le=MAX_RESULTS)
@@ -70,6 +78,11 @@ class RetrievalQuery(BaseModel):
         if (self.observer is None) != (self.observed is None):
             raise ValueError("observer and observed go together: a representation has both")
         return self
+
+    @property
+    def allowed(self) -> frozenset[str] | None:
+        """The sessions the query may read from (None: all)."""
+        return allowed_sessions(self.session_id, self.sessions)
 
     @property
     def in_representation(self) -> bool:

@@ -25,10 +25,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from mnemo_context.fusion import DEFAULT_WEIGHTS, Facts, Weights, boost, fuse, ranked
-from mnemo_context.ports import EvidenceReads, ObservationRow, PassageHit, Reranker
+from mnemo_context.ports import Confinement, EvidenceReads, ObservationRow, PassageHit, Reranker
 from mnemo_context.understanding import Understanding, named_peers, understand
+from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters, qualified
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
+from mnemo_schema.filters import CONCLUSION_FIELDS, MESSAGE_FIELDS
 from mnemo_schema.retrieval import (
     COMPONENTS,
     Component,
@@ -43,6 +45,23 @@ T = TypeVar("T")
 SEARCH_PEERS = 16
 # How long the workspace's peer names are remembered (names only boost; staleness is harmless).
 PEERS_TTL_S = 5.0
+# A confined query's vector search reads this many times deeper: the index knows neither a
+# caller's filter nor an observation's provenance, so what it finds is narrowed by the rows.
+CONFINED_DEPTH = 3
+_MESSAGE_COLUMNS = qualified(MESSAGE_COLUMNS, "m")
+_OBSERVATION_COLUMNS = qualified(CONCLUSION_COLUMNS, "o")
+
+
+def confinement(q: RetrievalQuery) -> Confinement:
+    """The sessions and filters ``q`` is confined to, compiled (a 422 Refusal if invalid)."""
+    messages = observations = None
+    if q.message_filters:
+        messages = compile_filters(q.message_filters, _MESSAGE_COLUMNS, MESSAGE_FIELDS, "mf")
+    if q.observation_filters:
+        observations = compile_filters(
+            q.observation_filters, _OBSERVATION_COLUMNS, CONCLUSION_FIELDS, "of"
+        )
+    return Confinement(q.allowed, messages, observations)
 
 
 @dataclass(frozen=True)
@@ -119,8 +138,9 @@ class RetrievalEngine:
         peers = await self.peers(ws)
         named = named_peers(q.query, peers) if "names" in on else frozenset()
         scopes = self._scopes(ws, q, peers, named)
-        found = await self._gather(ws, q, on, scopes)
-        return Gathered(found, self._understanding(q, peers, found, on), on)
+        confine = confinement(q)
+        found = await self._gather(ws, q, on, scopes, confine)
+        return Gathered(found, self._understanding(q, peers, found, on), on, confine)
 
     def _scopes(
         self, ws: str, q: RetrievalQuery, peers: dict[str, list[str]], named: frozenset[str]
@@ -131,7 +151,12 @@ class RetrievalEngine:
         return [Scope(ws, p, p) for p in who]
 
     async def _gather(
-        self, ws: str, q: RetrievalQuery, on: frozenset[Component], scopes: list[Scope]
+        self,
+        ws: str,
+        q: RetrievalQuery,
+        on: frozenset[Component],
+        scopes: list[Scope],
+        confine: Confinement,
     ) -> Found:
         """The four lists (those that are on and needed), then the rows they point at."""
         depth = max(self._config.depth, 3 * max(q.messages, q.observations))
@@ -152,14 +177,14 @@ class RetrievalEngine:
         if "lexical" in on and want_m:
             tasks["m.lexical"] = _start(
                 self._reads.lexical_passages(
-                    ws, q.query, senders=senders, observer=observer, session_id=q.session_id,
+                    ws, q.query, senders=senders, observer=observer, confine=confine,
                     limit=passage_depth,
                 )
             )  # fmt: skip
         if "lexical" in on and want_o:
             tasks["o.lexical"] = _start(
                 self._reads.lexical_observations(
-                    ws, q.query, scopes, levels=levels, session_id=q.session_id, limit=depth
+                    ws, q.query, scopes, levels=levels, confine=confine, limit=depth
                 )
             )
         if "vector" in tasks and self._memory is not None:
@@ -169,15 +194,17 @@ class RetrievalEngine:
                     self._reads.dense_passages(
                         ws, vector, self._memory.embedder.model_name,
                         sender=senders[0] if senders else None, observer=observer,
-                        session_id=q.session_id, limit=passage_depth,
+                        confine=confine, limit=passage_depth,
                     )
                 )  # fmt: skip
             if want_o:
-                filters = SearchFilters.of(levels=q.levels or None, session_id=q.session_id)
+                filters = SearchFilters.of(levels=q.levels or None)
                 index = self._memory.index
+                confined = confine.sessions is not None or confine.observations is not None
+                limit = depth * CONFINED_DEPTH if confined else depth
                 tasks["o.dense"] = _start(
                     asyncio.gather(
-                        *(index.search(vector, s, limit=depth, filters=filters) for s in scopes)
+                        *(index.search(vector, s, limit=limit, filters=filters) for s in scopes)
                     )
                 )
         if "m.lexical" in tasks:
@@ -192,7 +219,7 @@ class RetrievalEngine:
             )
             found.observations["dense"] = [h.id for h in hits]
             found.distances = {h.id: h.distance for h in hits}
-        await self._rows(ws, q, scopes, levels, found, facts)
+        await self._rows(ws, q, scopes, levels, found, facts, confine)
         return found
 
     async def _rows(
@@ -203,14 +230,15 @@ class RetrievalEngine:
         levels: list[str] | None,
         found: Found,
         facts: bool,
+        confine: Confinement,
     ) -> None:
         """Rows of the observations found, and (for facts) those citing the messages found."""
         ids = list(dict.fromkeys(i for ranking in found.observations.values() for i in ranking))
-        rows = self._reads.observation_rows(ws, ids, scopes, levels=levels, session_id=q.session_id)
+        rows = self._reads.observation_rows(ws, ids, scopes, levels=levels, confine=confine)
         mids = list(dict.fromkeys(h.message_id for hs in found.passages.values() for h in hs))
         if facts and q.observations and mids:
             citing = self._reads.citing_observations(
-                ws, mids, scopes, levels=levels, session_id=q.session_id
+                ws, mids, scopes, levels=levels, confine=confine
             )
             got, cited = await asyncio.gather(rows, citing)
         else:
@@ -242,15 +270,19 @@ class RetrievalEngine:
         return understood
 
     async def _messages(self, ws: str, q: RetrievalQuery, g: Gathered) -> list[RankedMessage]:
+        confine = g.confine
         order, scores, found_by, passage = rank_messages(g, self._config.weights)
         # Twice what is asked: a message lifted from an observation may be outside the query's
         # session or peer, and is dropped when its row is read.
         reranking = "rerank" in g.on and self._reranker is not None
-        head = order[: max(q.messages * 2, self._config.rerank_depth if reranking else 0)]
+        wide = confine.messages is not None or confine.sessions is not None
+        head = order[
+            : max(q.messages * (4 if wide else 2), self._config.rerank_depth if reranking else 0)
+        ]
         rows = await self._reads.message_rows(
             ws, head,
             representation=(q.observer, q.observed) if q.observer and q.observed else None,
-            session_id=q.session_id, peer_id=q.peer_id,
+            confine=confine, peer_id=q.peer_id,
         )  # fmt: skip
         by_id = {m.id: (m, prev) for m, prev in rows}
         head = [i for i in head if i in by_id]
@@ -303,6 +335,7 @@ class Gathered:
     found: Found
     understood: Understanding
     on: frozenset[Component]
+    confine: Confinement = field(default_factory=Confinement)
 
 
 def rank_messages(

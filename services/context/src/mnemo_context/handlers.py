@@ -31,6 +31,7 @@ from mnemo_schema.context_queries import (
     RepresentationSlice,
     SearchQuery,
     SearchReply,
+    allowed_sessions,
 )
 from mnemo_schema.errors import Refusal
 from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply
@@ -74,7 +75,7 @@ class ContextService:
                 ws,
                 RetrievalQuery(
                     query=want.search_query, observer=observer, observed=observed,
-                    session_id=want.session_id, messages=0,
+                    session_id=want.session_id, sessions=want.sessions, messages=0,
                     observations=want.search_top_k or limit,
                     max_distance=want.search_max_distance,
                 ),
@@ -82,10 +83,11 @@ class ContextService:
             return [
                 Observation(o.id, o.level, o.content, o.token_count) for o in found.observations
             ]
-        newest = await r.newest_observations(ws, observer, observed, want.session_id, limit)
+        allowed = allowed_sessions(want.session_id, want.sessions)
+        newest = await r.newest_observations(ws, observer, observed, allowed, limit)
         if not want.include_most_frequent:
             return newest
-        frequent = await r.frequent_observations(ws, observer, observed, want.session_id, limit)
+        frequent = await r.frequent_observations(ws, observer, observed, allowed, limit)
         by_id = {o.id: o for o in [*frequent, *newest]}
         order = merge_unique([o.id for o in frequent], [o.id for o in newest])
         return [by_id[i] for i in order]
@@ -93,7 +95,10 @@ class ContextService:
     async def representation(self, ws: str, q: RepresentationQuery) -> RepresentationReply:
         """Markdown of the (observer, observed) slice, and its card when asked."""
         obs = await self.observations(ws, q.observer, q.observed, q.slice)
-        card = await self._reads.card(ws, q.observer, q.observed) if q.with_card else None
+        # A card's entries carry no provenance: a read confined to sessions goes without it.
+        confined = q.slice.sessions is not None
+        with_card = q.with_card and not confined
+        card = await self._reads.card(ws, q.observer, q.observed) if with_card else None
         return RepresentationReply(representation=render_representation(obs), peer_card=card)
 
     async def context(self, ws: str, q: ContextQuery) -> ContextReply:
@@ -118,7 +123,12 @@ class ContextService:
                     ws, q.session_id, after, None, page_size(q.tokens), q.tokens
                 )
             )
-            card_read = _started(self._reads.card(ws, q.observer, q.peer_target))
+            confined = q.slice.sessions is not None
+            card_read = _started(
+                self._reads.card(ws, q.observer, q.peer_target)
+                if q.use_card and not confined
+                else _no_card()
+            )
         try:
             obs: list[Observation] = []
             if q.observer is not None and q.peer_target is not None and card_read is not None:
@@ -195,9 +205,10 @@ class ContextService:
         found = await self._ranker().retrieve(
             ws,
             RetrievalQuery(
-                query=q.query, session_id=q.session_id, peer_id=q.peer_id, messages=q.limit
+                query=q.query, session_id=q.session_id, sessions=q.sessions, peer_id=q.peer_id,
+                message_filters=q.filters, messages=q.limit,
             ),
-        )
+        )  # fmt: skip
         return SearchReply(messages=[m.message for m in found.messages])
 
     async def observation_search(
@@ -208,8 +219,8 @@ class ContextService:
             ws,
             RetrievalQuery(
                 query=q.query, observer=q.observer, observed=q.observed, levels=q.levels,
-                session_id=q.session_id, messages=0, observations=q.top_k,
-                max_distance=q.max_distance,
+                session_id=q.session_id, sessions=q.sessions, observation_filters=q.filters,
+                messages=0, observations=q.top_k, max_distance=q.max_distance,
             ),
         )  # fmt: skip
         return ObservationSearchReply(
@@ -257,3 +268,7 @@ def _started(read: Awaitable[T]) -> asyncio.Future[T]:
 
 async def _nothing() -> dict[str, Any]:
     return {}
+
+
+async def _no_card() -> list[str] | None:
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from mnemo_context.domain import Observation
 from mnemo_runtime.vectors.ports import Scope, VectorLike
@@ -68,16 +68,40 @@ class Reads(Protocol):
         ...
 
     async def newest_observations(
-        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+        self, ws: str, observer: str, observed: str, sessions: frozenset[str] | None, limit: int
     ) -> list[Observation]:
-        """Live observations of the representation, newest first."""
+        """Live observations of the representation (resting on ``sessions`` alone, when
+        given), newest first."""
         ...
 
     async def frequent_observations(
-        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+        self, ws: str, observer: str, observed: str, sessions: frozenset[str] | None, limit: int
     ) -> list[Observation]:
-        """Live observations of the representation, most often derived first."""
+        """Live observations of the representation (resting on ``sessions`` alone, when
+        given), most often derived first."""
         ...
+
+
+Condition = tuple[str, dict[str, Any]]
+"""A compiled filter: SQL over one table's alias (``m`` messages, ``o`` observations) and its
+named parameters."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What a read is confined to beyond its representation.
+
+    ``sessions``: only these sessions' messages, and observations whose provenance rests on them
+    alone (None: every session; empty: nothing). ``messages`` / ``observations``: a caller's
+    filter over each.
+    """
+
+    sessions: frozenset[str] | None = None
+    messages: Condition | None = None
+    observations: Condition | None = None
+
+
+OPEN = Confinement()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +156,7 @@ class EvidenceReads(Protocol):
         *,
         senders: Sequence[str] | None,
         observer: str | None,
-        session_id: str | None,
+        confine: Confinement,
         limit: int,
     ) -> list[PassageHit]:
         """Passages by BM25, best first: of ``senders`` (any when None), visible to ``observer``."""
@@ -146,7 +170,7 @@ class EvidenceReads(Protocol):
         *,
         sender: str | None,
         observer: str | None,
-        session_id: str | None,
+        confine: Confinement,
         limit: int,
     ) -> list[PassageHit]:
         """Passages nearest ``vector`` among those embedded by ``model``, best first."""
@@ -159,7 +183,7 @@ class EvidenceReads(Protocol):
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
-        session_id: str | None,
+        confine: Confinement,
         limit: int,
     ) -> list[tuple[str, float]]:
         """Live observations of ``scopes`` by BM25, best first, as (id, score)."""
@@ -172,7 +196,7 @@ class EvidenceReads(Protocol):
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
-        session_id: str | None,
+        confine: Confinement,
     ) -> list[ObservationRow]:
         """The live ones among ``ids`` inside ``scopes`` (any order)."""
         ...
@@ -184,7 +208,7 @@ class EvidenceReads(Protocol):
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
-        session_id: str | None,
+        confine: Confinement,
     ) -> list[tuple[str, ObservationRow]]:
         """(message id, observation) for each live observation of ``scopes`` citing one of them."""
         ...
@@ -195,7 +219,7 @@ class EvidenceReads(Protocol):
         ids: Sequence[str],
         *,
         representation: tuple[str, str] | None,
-        session_id: str | None,
+        confine: Confinement,
         peer_id: str | None,
     ) -> list[tuple[ContextMessage, ContextMessage | None]]:
         """Each visible message among ``ids`` with the preceding turn of another speaker."""

@@ -9,9 +9,13 @@ from mnemo_schema.events import MessagePosted
 
 @dataclass(frozen=True)
 class RepKey:
+    """What a batch is for: one representation, under one set of the application's
+    instructions (messages posted under other instructions go into a batch of their own)."""
+
     workspace: str
     observer: str
     observed: str
+    instructions: str | None = None
 
 
 @dataclass(frozen=True)

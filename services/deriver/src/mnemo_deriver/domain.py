@@ -12,7 +12,14 @@ from mnemo_runtime.deriver_contract import (
     render_batch,
 )
 from mnemo_runtime.memory.rules import content_key, span_in_message
-from mnemo_runtime.models import Message, ModelRequest, Stage, ToolChoice, ToolSpec
+from mnemo_runtime.models import (
+    Message,
+    ModelRequest,
+    Stage,
+    ToolChoice,
+    ToolSpec,
+    with_instructions,
+)
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.ids import derived_event_id, derived_id
 from mnemo_schema.observations import ObservationWritten
@@ -52,11 +59,11 @@ def prepare(batch: Batch) -> Prepared:
     return Prepared(render_batch(batch.key.observed, shown), dict(enumerate(ordered)))
 
 
-def request(prepared: Prepared, max_tokens: int) -> ModelRequest:
+def request(prepared: Prepared, max_tokens: int, instructions: str | None = None) -> ModelRequest:
     """One model call per batch, forced to answer through the observation tool."""
     return ModelRequest(
         stage=Stage.DERIVER,
-        system=DERIVER_PROMPT,
+        system=with_instructions(DERIVER_PROMPT, instructions),
         messages=(Message.user(prepared.text),),
         tools=(TOOL,),
         tool_choice=ToolChoice.force(TOOL.name),

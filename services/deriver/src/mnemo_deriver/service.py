@@ -87,15 +87,17 @@ class DeriverService:
             self._last[(e.workspace, e.session_id)] = e
             context = prev if prev is not None and prev.peer_id != e.peer_id else None
             pending = self._pending.get(d.seq)
-            if not e.representations or (pending is not None and not pending.failed):
-                # No representation to feed; or a redelivery of a message whose batches are
-                # still running (it is acknowledged when they finish).
-                if not e.representations:
+            idle = not e.representations or not e.reasoning
+            if idle or (pending is not None and not pending.failed):
+                # No representation to feed, or reasoning switched off for it (no work unit is
+                # counted); or a redelivery of a message whose batches are still running (it is
+                # acknowledged when they finish).
+                if idle:
                     await d.ack()
                 continue
             owner = self._pending[d.seq] = _Pending(d, remaining=len(e.representations))
             for rep in e.representations:
-                key = RepKey(e.workspace, rep.observer, rep.observed)
+                key = RepKey(e.workspace, rep.observer, rep.observed, e.instructions)
                 started[(e.workspace, e.session_id, rep.observer, rep.observed)] += 1
                 batch = self.batcher.add(key, Item(d.seq, e, context, owner), now)
                 if batch is not None:
@@ -211,7 +213,8 @@ class DeriverService:
         self, letter: dict[str, Any], events: list[tuple[int, MessagePosted]]
     ) -> None:
         """Derive a dead letter's messages again, for its representation; raise if they fail."""
-        key = RepKey(letter["workspace"], letter["observer"], letter["observed"])
+        instructions = events[0][1].instructions if events else None
+        key = RepKey(letter["workspace"], letter["observer"], letter["observed"], instructions)
         now = self._clock()
         outcome = await self.process(Batch(key, now, now, [Item(s, e) for s, e in events]), True)
         if outcome == "parked":

@@ -21,6 +21,7 @@ from mnemo_runtime.models import (
     Stage,
     ToolChoice,
     ToolResultBlock,
+    with_instructions,
 )
 from mnemo_schema.answer_format import answer_problem
 from mnemo_schema.dialectic_queries import ChatAnswer, ChatQuery, Citations, WorkspaceChatQuery
@@ -77,11 +78,11 @@ class DialecticAgent:
             scope,
             query.query,
             limit=self._settings.prefetch_k,
-            session_id=query.session_id,
+            sessions=query.allowed,
             max_distance=self._settings.prefetch_max_distance,
         )
         reads.saw(obs=prefetched)
-        tools = Toolbox(self._reader, scope, query.session_id, reads, self._settings.tool_row_limit)
+        tools = Toolbox(self._reader, scope, query.allowed, reads, self._settings.tool_row_limit)
         messages = [Message.user(first_turn(query.query, query.observed, prefetched, schema))]
         problem: str | None = None
         for turn in range(budget + 1):
@@ -91,7 +92,7 @@ class DialecticAgent:
             response = await model.complete(
                 ModelRequest(
                     stage=stage,
-                    system=RETRIEVAL_POLICY,
+                    system=with_instructions(RETRIEVAL_POLICY, query.instructions),
                     messages=tuple(messages),
                     tools=TOOLS,
                     tool_choice=ToolChoice.force(ANSWER) if spent else ToolChoice(),

@@ -14,7 +14,8 @@ class ScopeReader(Protocol):
     """Reads keyed by the (workspace, observer, observed) scope; nothing outside it is visible.
 
     Messages are visible only when their ``representations`` include the scope's pair, and only
-    from ``session_id`` when one is given.
+    from ``sessions`` when given; observations then only when their provenance rests on those
+    sessions alone.
     """
 
     async def search(
@@ -24,30 +25,32 @@ class ScopeReader(Protocol):
         *,
         limit: int,
         levels: Sequence[Level] | None = None,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
         max_distance: float | None = None,
     ) -> list[Obs]:
         """Live observations nearest in meaning to ``text``, best first."""
         ...
 
     async def search_messages(
-        self, scope: View, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages best matching ``text`` by words and meaning, best first."""
         ...
 
-    async def observations(self, scope: View, ids: Sequence[str]) -> list[Obs]:
+    async def observations(
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+    ) -> list[Obs]:
         """Live observations by id (aliases resolved); unknown or foreign ids are skipped."""
         ...
 
     async def messages(
-        self, scope: View, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id, in conversation order."""
         ...
 
     async def grep(
-        self, scope: View, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text`` (case-insensitive), oldest first."""
         ...
@@ -59,13 +62,13 @@ class ScopeReader(Protocol):
         end: datetime,
         *,
         limit: int,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
     ) -> list[Msg]:
         """Visible messages created in [start, end), oldest first."""
         ...
 
     async def around(
-        self, scope: View, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages of ``message``'s session within ``window`` positions of it."""
         ...

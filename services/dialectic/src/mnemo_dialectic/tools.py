@@ -108,14 +108,19 @@ def _when(value: str, *, end: bool) -> datetime:
 
 
 class Toolbox:
-    """The tools of one query: every read is in ``scope`` (and ``session_id`` when given)."""
+    """The tools of one query: every read is in ``scope`` (and ``sessions`` when given)."""
 
     def __init__(
-        self, reader: ScopeReader, scope: View, session_id: str | None, reads: Reads, limit: int
+        self,
+        reader: ScopeReader,
+        scope: View,
+        sessions: frozenset[str] | None,
+        reads: Reads,
+        limit: int,
     ) -> None:
         self._reader = reader
         self._scope = scope
-        self._session = session_id
+        self._sessions = sessions
         self._reads = reads
         self._limit = limit
 
@@ -136,17 +141,17 @@ class Toolbox:
         if isinstance(args, SearchObservations):
             obs = await self._reader.search(
                 self._scope, args.query, limit=args.top_k, levels=args.levels,
-                session_id=self._session,
+                sessions=self._sessions,
             )  # fmt: skip
             return self._shown(obs=obs)
         if isinstance(args, SearchMessages):
             msgs = await self._reader.search_messages(
-                self._scope, args.query, limit=args.top_k, session_id=self._session
+                self._scope, args.query, limit=args.top_k, sessions=self._sessions
             )
             return self._shown(msgs=msgs)
         if isinstance(args, GrepMessages):
             msgs = await self._reader.grep(
-                self._scope, args.text, limit=self._limit, session_id=self._session
+                self._scope, args.text, limit=self._limit, sessions=self._sessions
             )
             return self._shown(msgs=msgs)
         if isinstance(args, MessagesInRange):
@@ -154,7 +159,7 @@ class Toolbox:
             if end <= start:
                 raise ToolError("end must be after start")
             msgs = await self._reader.in_range(
-                self._scope, start, end, limit=self._limit, session_id=self._session
+                self._scope, start, end, limit=self._limit, sessions=self._sessions
             )
             return self._shown(msgs=msgs)
         if isinstance(args, MessagesAround):
@@ -170,7 +175,9 @@ class Toolbox:
         return render_messages(msgs or [])
 
     async def _one(self, observation_id: str) -> Obs:
-        found = await self._reader.observations(self._scope, [observation_id])
+        found = await self._reader.observations(
+            self._scope, [observation_id], sessions=self._sessions
+        )
         if not found:
             raise ToolError(f"no observation {observation_id!r} in this peer's representation")
         return found[0]
@@ -183,11 +190,13 @@ class Toolbox:
             wanted = [p for o in frontier for p in o.premise_ids if p not in seen]
             if not wanted:
                 break
-            frontier = await self._reader.observations(self._scope, list(dict.fromkeys(wanted)))
+            frontier = await self._reader.observations(
+                self._scope, list(dict.fromkeys(wanted)), sessions=self._sessions
+            )
             seen.update((o.id, o) for o in frontier)
         sources = [m for o in seen.values() for m in o.source_message_ids]
         msgs = await self._reader.messages(
-            self._scope, list(dict.fromkeys(sources)), session_id=self._session
+            self._scope, list(dict.fromkeys(sources)), sessions=self._sessions
         )
         return list(seen.values()), msgs
 
@@ -212,7 +221,7 @@ class Toolbox:
         context: dict[str, Msg] = {}
         for source in sources[:3]:
             for m in await self._reader.around(
-                self._scope, source, args.window, session_id=self._session
+                self._scope, source, args.window, sessions=self._sessions
             ):
                 context.setdefault(m.id, m)
         ordered = sorted(context.values(), key=lambda m: (m.created_at, m.seq))

@@ -11,6 +11,7 @@ from typing import Protocol
 from mnemo_dreamer.domain import Schedule
 from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.vectors.ports import Scope
+from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.envelope import Envelope
 from mnemo_schema.observations import ObservationWritten
 
@@ -54,6 +55,13 @@ class Memory(Protocol):
     async def sources(self, scope: Scope, message_ids: Sequence[str]) -> list[SourceMessage]: ...
 
     async def card(self, scope: Scope) -> list[str] | None: ...
+
+    async def configuration(
+        self, workspace: str, session_id: str | None = None
+    ) -> WorkspaceConfiguration:
+        """The configuration in force for a dream: the workspace's (and the session's, for a
+        dream asked for in a session)."""
+        ...
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]: ...
 

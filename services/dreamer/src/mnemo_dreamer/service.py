@@ -10,10 +10,11 @@ from mnemo_dreamer.domain import on_explicit, ready
 from mnemo_dreamer.ports import Memory, Publisher, ScheduleStore
 from mnemo_dreamer.session import DreamSession
 from mnemo_dreamer.settings import DreamerSettings
-from mnemo_dreamer.specialists import DEDUCTION, INDUCTION, Spend, run_specialist
+from mnemo_dreamer.specialists import DEDUCTION, INDUCTION, Spend, configured, run_specialist
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, Stage
 from mnemo_runtime.vectors.ports import Scope
+from mnemo_schema.config import dreams_enabled
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.ids import derived_event_id
 from mnemo_schema.observations import ObservationWritten
@@ -100,21 +101,28 @@ class Dreamer:
         session = DreamSession(scope, due.event_id, self._memory, self._publisher)
         spend = Spend()
         cfg = self.settings
-        card = await self._memory.card(scope)
-        await run_specialist(
-            DEDUCTION, self._models[Stage.DREAMER_DEDUCTION], session, card,
-            max_calls=cfg.deduction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
-        )  # fmt: skip
-        # Induction reads the belief set deduction left, so deduction's edits must be projected.
-        if session.last_seq and not await self._memory.wait_applied(
-            session.last_seq, cfg.projection_wait_s
-        ):
-            log.warning("dreamer.projection_lag", seq=session.last_seq)
-        card = await self._memory.card(scope)
-        await run_specialist(
-            INDUCTION, self._models[Stage.DREAMER_INDUCTION], session, card,
-            max_calls=cfg.induction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
-        )  # fmt: skip
+        app = await self._memory.configuration(due.workspace, due.session_id)
+        if dreams_enabled(app):
+            card = await self._memory.card(scope)
+            await run_specialist(
+                configured(DEDUCTION, app), self._models[Stage.DREAMER_DEDUCTION], session, card,
+                max_calls=cfg.deduction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
+            )  # fmt: skip
+            # Induction reads the belief set deduction left, so deduction's edits must be
+            # projected.
+            if session.last_seq and not await self._memory.wait_applied(
+                session.last_seq, cfg.projection_wait_s
+            ):
+                log.warning("dreamer.projection_lag", seq=session.last_seq)
+            card = await self._memory.card(scope)
+            await run_specialist(
+                configured(INDUCTION, app), self._models[Stage.DREAMER_INDUCTION], session, card,
+                max_calls=cfg.induction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
+            )  # fmt: skip
+        else:
+            # Reasoning or dreams are switched off: the dream completes without a model call.
+            log.info("dreamer.disabled", workspace=due.workspace, observer=due.observer,
+                     observed=due.observed)  # fmt: skip
         t = session.tally
         done = DreamCompleted(
             event_id=derived_event_id("dream-done", due.workspace, due.event_id),

@@ -21,7 +21,9 @@ from mnemo_runtime.models import (
     Stage,
     ToolResultBlock,
     ToolSpec,
+    with_instructions,
 )
+from mnemo_schema.config import WorkspaceConfiguration, creates_card, instructions
 
 Tool = Callable[[DreamSession, dict[str, Any]], Awaitable[str]]
 _IDS = {"type": "array", "items": {"type": "string"}}
@@ -184,6 +186,19 @@ DEDUCTION = Specialist(
 INDUCTION = Specialist(
     Stage.DREAMER_INDUCTION, prompts.INDUCTION, {**DISCOVERY, **INDUCTION_ACTIONS}
 )
+
+
+def configured(spec: Specialist, cfg: WorkspaceConfiguration) -> Specialist:
+    """``spec`` under the application's configuration: its instructions for dreams (and for the
+    peer card) in the prompt, and no card tool when the card is not to be written."""
+    told = [instructions(cfg, "dreamer")]
+    tools = dict(spec.tools)
+    if not creates_card(cfg):
+        tools.pop("set_peer_card", None)
+    elif "set_peer_card" in tools and cfg.peer_card and cfg.peer_card.custom_instructions:
+        told.append(f"For the peer card: {cfg.peer_card.custom_instructions.strip()}")
+    text = "\n\n".join(x for x in told if x) or None
+    return Specialist(spec.stage, with_instructions(spec.system, text), tools)
 
 
 @dataclass

@@ -51,7 +51,8 @@ class SessionCreate(_Body):
     metadata: Metadata | None = None
     configuration: SessionConfiguration | None = None
     peers: dict[EntityId, SessionPeerConfig] | None = None
-    scopes: list[EntityId] | None = None
+    # Scopes the session joins (each created if it does not exist yet).
+    scopes: list[EntityId] | None = Field(default=None, max_length=MAX_BATCH)
 
 
 class SessionUpdate(_Body):

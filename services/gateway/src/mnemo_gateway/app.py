@@ -18,7 +18,7 @@ from mnemo_gateway.auth.authority import Authority
 from mnemo_gateway.auth.gate import authorise_request, refused, secured
 from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_gateway.commands import CommandBus, LocalIngest
-from mnemo_gateway.deps import Services
+from mnemo_gateway.deps import Services, reject_unknown_query
 from mnemo_gateway.hot import HotPath
 from mnemo_gateway.marks import HEADER, QuarantineMarks
 from mnemo_gateway.routes import (
@@ -32,6 +32,7 @@ from mnemo_gateway.routes import (
     messages,
     peers,
     queue,
+    scopes,
     sessions,
     summaries,
     uploads,
@@ -131,7 +132,7 @@ def build_app(
         description="Memory for AI agents. Speaks the Honcho v3 API.",
         lifespan=lifespan,
         # Every route is authorised for its template and ids (see auth.policy).
-        dependencies=[Depends(authorise_request)],
+        dependencies=[Depends(authorise_request), Depends(reject_unknown_query)],
     )
     app.state.nc = nc
     app.state.js = nc.jetstream()
@@ -143,7 +144,7 @@ def build_app(
     errors.install(app)
     for r in (
         health, keys, workspaces, peers, sessions, messages, uploads, conclusions, queue, cards,
-        summaries, context, dialectic, dreams, webhooks,
+        summaries, context, dialectic, dreams, scopes, webhooks,
     ):  # fmt: skip
         app.include_router(r.router)
 

@@ -6,11 +6,14 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from nats.aio.client import Client as NATS
 
 from mnemo_gateway.auth.authority import Authority
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.store import ReadStore
+from mnemo_schema.errors import Refusal
 from mnemo_schema.ids import ID_MAX_LENGTH, ID_PATTERN
 
 
@@ -62,3 +65,32 @@ def order(column: str, paging: Paging) -> str:
 
 # Every id in a path: the alphabet and length every id has (they become NATS subject tokens).
 PathId = Annotated[str, Path(pattern=ID_PATTERN, min_length=1, max_length=ID_MAX_LENGTH)]
+
+
+_KNOWN: dict[int, frozenset[str]] = {}
+
+
+def _query_names(dependant: Dependant) -> set[str]:
+    names = {p.alias for p in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def _known_query(route: APIRoute) -> frozenset[str]:
+    known = _KNOWN.get(id(route))
+    if known is None:
+        known = _KNOWN[id(route)] = frozenset(_query_names(route.dependant))
+    return known
+
+
+async def reject_unknown_query(request: Request) -> None:
+    """A query parameter the route does not take is a 422 naming it: a restriction asked for
+    and silently ignored would read more than the caller meant."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = _known_query(route)
+    for name in request.query_params:
+        if name not in known:
+            raise Refusal(422, f"{name}: not a parameter of this route", name)

@@ -94,6 +94,8 @@ class HotPath:
 
 def _accepted(scope: Scope, body: bytes) -> tuple[MessageBatchCreate, str | None] | None:
     """The validated batch and Idempotency-Key, or None if FastAPI should answer the request."""
+    if scope.get("query_string"):
+        return None  # the route takes no query parameter: FastAPI refuses them by name
     content_types: list[bytes] = []
     keys: list[bytes] = []
     for name, value in scope["headers"]:

@@ -3,24 +3,37 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_gateway.filters import FilterError, to_sql
+from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters
+from mnemo_schema import filters as f
+from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.errors import Refusal
 
 Row = dict[str, Any]
 
-WORKSPACE_COLS = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
-PEER_COLS = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
-SESSION_COLS = {
-    "id": "id", "metadata": "metadata", "created_at": "created_at", "is_active": "is_active",
-}  # fmt: skip
-MESSAGE_COLS = {
-    "id": "id", "peer_id": "peer_id", "session_id": "session_id", "metadata": "metadata",
-    "created_at": "created_at", "token_count": "token_count",
-}  # fmt: skip
+
+@dataclass(frozen=True)
+class Listing:
+    """A table that list routes page through: its filterable fields and their columns."""
+
+    table: str
+    columns: dict[str, str]
+    fields: dict[str, f.Field]
+
+
+_ENTITY = {"id": "id", "metadata": "metadata", "created_at": "created_at"}
+WORKSPACES = Listing("workspaces", _ENTITY, f.WORKSPACE_FIELDS)
+PEERS = Listing("peers", _ENTITY, f.PEER_FIELDS)
+SESSIONS = Listing("sessions", {**_ENTITY, "is_active": "is_active"}, f.SESSION_FIELDS)
+MESSAGES = Listing("messages", MESSAGE_COLUMNS, f.MESSAGE_FIELDS)
+SCOPES = Listing("scopes", _ENTITY, f.WORKSPACE_FIELDS)
+CONCLUSIONS = Listing("observations", CONCLUSION_COLUMNS, f.CONCLUSION_FIELDS)
+# Webhook endpoints are listed whole: no filters.
+WEBHOOKS = Listing("webhook_endpoints", {"id": "id", "created_at": "created_at"}, {})
 
 
 class ReadStore:
@@ -57,6 +70,43 @@ class ReadStore:
             raise Refusal(404, f"session {session_id!r} not found", "session_id")
         return row
 
+    async def configuration(self, ws: str, session_id: str | None = None) -> WorkspaceConfiguration:
+        """The configuration in force: the workspace's, overridden by the session's."""
+        row = await self.one(
+            "SELECT w.configuration AS workspace, s.configuration AS session FROM workspaces w"
+            " LEFT JOIN sessions s ON s.workspace = w.id AND s.id = %s WHERE w.id = %s",
+            (session_id, ws),
+        )
+        if row is None:
+            return WorkspaceConfiguration()
+        levels = [WorkspaceConfiguration.model_validate(row["workspace"] or {})]
+        if row["session"]:
+            levels.append(WorkspaceConfiguration.model_validate(row["session"]))
+        return effective(*levels)
+
+    async def scope(self, ws: str, scope_id: str, field: str = "scope_id") -> Row:
+        row = await self.one(
+            "SELECT * FROM scopes WHERE workspace = %s AND id = %s", (ws, scope_id)
+        )
+        if row is None:
+            raise Refusal(404, f"scope {scope_id!r} not found", field)
+        return row
+
+    async def scope_members(self, ws: str, scope_ids: list[str], field: str) -> list[str]:
+        """The sessions of the scopes (all of which must exist), sorted."""
+        rows = await self.all(
+            "SELECT q.id, s.id IS NOT NULL AS known, m.session_id"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS q(id, n)"
+            " LEFT JOIN scopes s ON s.workspace = %s AND s.id = q.id"
+            " LEFT JOIN scope_sessions m ON m.workspace = %s AND m.scope_id = q.id ORDER BY q.n",
+            (scope_ids, ws, ws),
+        )
+        for r in rows:
+            if not r["known"]:
+                at = field if len(scope_ids) == 1 else f"{field}.{scope_ids.index(r['id'])}"
+                raise Refusal(404, f"scope {r['id']!r} not found", at)
+        return sorted({r["session_id"] for r in rows if r["session_id"] is not None})
+
     async def message(self, ws: str, session_id: str, message_id: str) -> Row:
         row = await self.one(
             "SELECT * FROM messages WHERE workspace = %s AND session_id = %s AND id = %s",
@@ -80,28 +130,28 @@ class ReadStore:
 
     async def page(
         self,
-        table: str,
+        listing: Listing,
         scope_sql: str,
-        scope_params: list[Any],
-        columns: dict[str, str],
+        scope_params: dict[str, Any],
         filters: dict[str, Any] | None,
         page: int,
         size: int,
         order: str,
     ) -> tuple[list[Row], int, int]:
-        """One page of ``table`` rows in scope, filtered; returns rows, total and page count."""
-        try:
-            where, params = to_sql(filters, columns)
-        except FilterError as err:
-            raise Refusal(422, str(err), err.field) from err
+        """One page of the listing's rows in scope (``scope_sql`` with named parameters),
+        filtered; returns rows, total and page count."""
+        where, params = compile_filters(filters, listing.columns, listing.fields)
         cond = f"{scope_sql} AND {where}"
-        args = [*scope_params, *params]
+        args = {**scope_params, **params, "limit": size, "offset": (page - 1) * size}
         async with self._pool.connection() as conn:
-            cur = await conn.execute(f"SELECT count(*) AS n FROM {table} WHERE {cond}", args)
+            cur = await conn.execute(
+                f"SELECT count(*) AS n FROM {listing.table} WHERE {cond}", args
+            )
             total = int((await cur.fetchone())["n"])  # type: ignore[index,call-overload]
             cur = await conn.execute(
-                f"SELECT * FROM {table} WHERE {cond} ORDER BY {order} LIMIT %s OFFSET %s",
-                [*args, size, (page - 1) * size],
+                f"SELECT * FROM {listing.table} WHERE {cond} ORDER BY {order}"
+                " LIMIT %(limit)s OFFSET %(offset)s",
+                args,
             )
             rows: list[Row] = await cur.fetchall()  # type: ignore[assignment]
         return rows, total, max(1, math.ceil(total / size)) if total else 0

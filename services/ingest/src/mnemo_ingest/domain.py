@@ -14,17 +14,25 @@ from mnemo_schema.config import (
     SessionConfiguration,
     SessionPeerConfig,
     WorkspaceConfiguration,
+    effective,
+    instructions,
+    reasoning_enabled,
 )
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import (
     Envelope,
+    MessageDeleted,
     MessageMetadataUpdated,
     MessagePosted,
     PeerCreated,
+    PeerDeleted,
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
     Representation,
+    ScopeCreated,
+    ScopeSessionRemoved,
+    ScopeSessionsAdded,
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
@@ -111,6 +119,13 @@ class _Builder:
         if peer_id not in self.model.peers:
             self.emit(PeerCreated, peer_id=peer_id, metadata={})
 
+    def ensure_scope(self, scope_id: str, metadata: dict[str, Any]) -> bool:
+        """Create the scope if missing; whether it was created."""
+        if scope_id in self.model.scopes:
+            return False
+        self.emit(ScopeCreated, scope_id=scope_id, metadata=metadata)
+        return True
+
     def join(self, session_id: str, peer_id: str, cfg: SessionPeerConfig) -> None:
         self.ensure_peer(peer_id)
         members = self.model.sessions[session_id].members
@@ -143,6 +158,13 @@ def _need_workspace(model: WorkspaceModel, ctx: Context) -> None:
         raise Refusal(404, f"workspace {ctx.workspace!r} not found", "workspace_id")
 
 
+def _need_scope(model: WorkspaceModel, scope_id: str) -> set[str]:
+    members = model.scopes.get(scope_id)
+    if members is None:
+        raise Refusal(404, f"scope {scope_id!r} not found", "scope_id")
+    return members
+
+
 def _need_session(model: WorkspaceModel, session_id: str) -> SessionState:
     session = model.sessions.get(session_id)
     if session is None:
@@ -171,6 +193,8 @@ def decide(
             )
             b.decision.created = True
         return b.decision
+    if isinstance(cmd, c.DeleteWorkspace) and not model.exists and model.deleted:
+        return b.decision  # erased already: deleting it again changes nothing
     _need_workspace(model, ctx)
     match cmd:
         case c.UpdateWorkspace():
@@ -212,6 +236,29 @@ def decide(
                 b.decision.created = True
             for pid, cfg in (cmd.peers or {}).items():
                 b.join(cmd.session_id, pid, cfg)
+            for scope in dict.fromkeys(cmd.scopes or ()):
+                b.ensure_scope(scope, {})
+                if cmd.session_id not in model.scopes[scope]:
+                    b.emit(ScopeSessionsAdded, scope_id=scope, session_ids=[cmd.session_id])
+        case c.EnsureScope():
+            b.decision.created = b.ensure_scope(cmd.scope_id, cmd.metadata or {})
+        case c.AddScopeSessions():
+            members = _need_scope(model, cmd.scope_id)
+            for i, sid in enumerate(cmd.session_ids):
+                if sid not in model.sessions:
+                    raise Refusal(404, f"session {sid!r} not found", f"session_ids.{i}")
+            new = [s for s in dict.fromkeys(cmd.session_ids) if s not in members]
+            if new:
+                b.emit(ScopeSessionsAdded, scope_id=cmd.scope_id, session_ids=new)
+        case c.RemoveScopeSession():
+            members = _need_scope(model, cmd.scope_id)
+            if cmd.session_id not in members:
+                raise Refusal(
+                    404,
+                    f"session {cmd.session_id!r} is not in scope {cmd.scope_id!r}",
+                    "session_id",
+                )
+            b.emit(ScopeSessionRemoved, scope_id=cmd.scope_id, session_id=cmd.session_id)
         case c.UpdateSession():
             _need_session(model, cmd.session_id)
             b.emit(
@@ -221,8 +268,21 @@ def decide(
                 configuration=cmd.configuration,
             )
         case c.DeleteSession():
+            if cmd.session_id in model.deleted_sessions:
+                return b.decision
             _need_session(model, cmd.session_id)
             b.emit(SessionDeleted, session_id=cmd.session_id)
+        case c.DeletePeer():
+            if cmd.peer_id in model.deleted_peers:
+                return b.decision
+            if cmd.peer_id not in model.peers:
+                raise Refusal(404, f"peer {cmd.peer_id!r} not found", "peer_id")
+            b.emit(PeerDeleted, peer_id=cmd.peer_id)
+        case c.DeleteMessage():
+            # That the message exists in the session was checked against the read model.
+            if cmd.message_id not in model.deleted_messages:
+                _need_session(model, cmd.session_id)
+                b.emit(MessageDeleted, session_id=cmd.session_id, message_id=cmd.message_id)
         case c.AddSessionPeers():
             session = _need_session(model, cmd.session_id)
             if cmd.replace:
@@ -328,6 +388,9 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
     counts = token_counts or [0] * len(cmd.messages)
     if len(counts) != len(cmd.messages):
         raise ValueError("one token count per message is required")
+    # The configuration in force, resolved once per batch (a message may override reasoning).
+    base = effective(b.model.configuration, session.configuration)
+    base_instructions = instructions(base, "deriver")
     for i, msg in enumerate(cmd.messages):
         b.join(cmd.session_id, msg.peer_id, SessionPeerConfig())
         # With an idempotency key, a retried batch gets the same message and event ids, so the
@@ -336,6 +399,7 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
         message_id = (
             derived_id(b.ctx.workspace, cmd.session_id, key, str(i)) if key else new_message_id()
         )
+        cfg = base if msg.configuration is None else effective(base, msg.configuration)
         b.emit(
             MessagePosted,
             event_id=derived_event_id(b.ctx.workspace, "msg", message_id) if key else None,
@@ -347,6 +411,8 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
             created_at=msg.created_at or b.ctx.now,
             token_count=counts[i],
             representations=representations(b.model, session, msg.peer_id),
+            reasoning=reasoning_enabled(cfg),
+            instructions=base_instructions if cfg is base else instructions(cfg, "deriver"),
             file=None
             if cmd.file is None
             else FileChunk(**cmd.file.model_dump(), chunk_index=i, total_chunks=len(cmd.messages)),

@@ -8,18 +8,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.events import (
     Event,
+    MessageDeleted,
     MessagePosted,
     PeerCreated,
+    PeerDeleted,
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
+    ScopeCreated,
+    ScopeSessionRemoved,
+    ScopeSessionsAdded,
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
+    SessionUpdated,
     WorkspaceCreated,
     WorkspaceDeleted,
+    WorkspaceUpdated,
 )
 from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
@@ -33,6 +41,7 @@ class Member:
 @dataclass
 class SessionState:
     members: dict[str, Member] = field(default_factory=dict)
+    configuration: WorkspaceConfiguration = field(default_factory=WorkspaceConfiguration)
 
 
 @dataclass
@@ -40,33 +49,71 @@ class WorkspaceModel:
     """Entities of one workspace and the highest stream position that changed them."""
 
     exists: bool = False
+    configuration: WorkspaceConfiguration = field(default_factory=WorkspaceConfiguration)
     # peer id -> peer-level observe_me
     peers: dict[str, bool] = field(default_factory=dict)
     sessions: dict[str, SessionState] = field(default_factory=dict)
     # webhook endpoint url -> its id
     webhooks: dict[str, str] = field(default_factory=dict)
+    # scope id -> its member sessions
+    scopes: dict[str, set[str]] = field(default_factory=dict)
+    # What was erased (and not created again since), so that deleting it again changes nothing.
+    deleted: bool = False
+    deleted_sessions: set[str] = field(default_factory=set)
+    deleted_peers: set[str] = field(default_factory=set)
+    deleted_messages: set[str] = field(default_factory=set)
     watermark: int = 0
 
     def apply(self, event: Event, seq: int = 0) -> None:
         """Fold one event into the model."""
         self.watermark = max(self.watermark, seq)
         match event:
-            case WorkspaceCreated():
+            case WorkspaceCreated(configuration=cfg):
                 self.exists = True
+                self.deleted = False
+                self.configuration = cfg
+            case WorkspaceUpdated(configuration=cfg) if cfg is not None:
+                self.configuration = cfg
             case WorkspaceDeleted():
                 self.exists = False
+                self.deleted = True
+                self.configuration = WorkspaceConfiguration()
                 self.peers.clear()
                 self.sessions.clear()
                 self.webhooks.clear()
+                self.scopes.clear()
+                for erased in (self.deleted_sessions, self.deleted_peers, self.deleted_messages):
+                    erased.clear()
             case PeerCreated(peer_id=pid, configuration=cfg):
                 self.peers[pid] = cfg.observe_me is not False
+                self.deleted_peers.discard(pid)
+            case PeerDeleted(peer_id=pid):
+                self.peers.pop(pid, None)
+                self.deleted_peers.add(pid)
+                for state in self.sessions.values():
+                    state.members.pop(pid, None)
+            case MessageDeleted(message_id=mid):
+                self.deleted_messages.add(mid)
             case PeerUpdated(peer_id=pid, configuration=cfg) if cfg is not None:
                 if cfg.observe_me is not None:
                     self.peers[pid] = cfg.observe_me
-            case SessionCreated(session_id=sid):
-                self.sessions.setdefault(sid, SessionState())
+            case SessionCreated(session_id=sid, configuration=cfg):
+                self.sessions.setdefault(sid, SessionState()).configuration = cfg
+                self.deleted_sessions.discard(sid)
+            case SessionUpdated(session_id=sid, configuration=cfg) if cfg is not None:
+                if sid in self.sessions:
+                    self.sessions[sid].configuration = cfg
             case SessionDeleted(session_id=sid):
                 self.sessions.pop(sid, None)
+                self.deleted_sessions.add(sid)
+                for members in self.scopes.values():
+                    members.discard(sid)
+            case ScopeCreated(scope_id=scope):
+                self.scopes.setdefault(scope, set())
+            case ScopeSessionsAdded(scope_id=scope, session_ids=sids):
+                self.scopes.setdefault(scope, set()).update(sids)
+            case ScopeSessionRemoved(scope_id=scope, session_id=sid):
+                self.scopes.get(scope, set()).discard(sid)
             case PeerJoinedSession(session_id=sid, peer_id=pid) as e:
                 self.sessions.setdefault(sid, SessionState()).members[pid] = Member(
                     e.observe_me, e.observe_others

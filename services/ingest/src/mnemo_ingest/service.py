@@ -64,8 +64,9 @@ class IngestService:
                 return _refused(
                     Refusal(404, f"conclusion {cmd.conclusion_id!r} not found", "conclusion_id")
                 )
-            if isinstance(cmd, c.UpdateMessageMetadata) and (
-                await self._directory.session_of(workspace, cmd.message_id) != cmd.session_id
+            if isinstance(cmd, c.UpdateMessageMetadata | c.DeleteMessage) and (
+                not (isinstance(cmd, c.DeleteMessage) and cmd.message_id in model.deleted_messages)
+                and await self._directory.session_of(workspace, cmd.message_id) != cmd.session_id
             ):
                 return _refused(Refusal(404, f"message {cmd.message_id!r} not found", "message_id"))
             ctx = Context(

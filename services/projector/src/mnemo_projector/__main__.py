@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from mnemo_projector.app import build_app, build_memory, build_passages
+from mnemo_projector.eraser import Eraser
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
@@ -17,7 +18,10 @@ async def _run(infra: Infra, stop: asyncio.Event) -> None:
     projector = build_app(settings, infra.nc, infra.js, infra.pool)
     # The entity tables are created either way: the memory projection reads messages.
     await projector.setup()
-    runs = [projector.run(stop)] if settings.entities else []
+    # The eraser goes with the entity projection: one of them per deployment.
+    runs = [projector.run(stop), Eraser(infra.nc, infra.js, infra.pool).run(stop)]
+    if not settings.entities:
+        runs = []
     memory = None
     if settings.memory or settings.passages:
         ms = MemorySettings()

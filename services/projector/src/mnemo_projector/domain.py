@@ -11,12 +11,17 @@ from psycopg.types.json import Jsonb
 
 from mnemo_schema.events import (
     Event,
+    MessageDeleted,
     MessageMetadataUpdated,
     MessagePosted,
     PeerCreated,
+    PeerDeleted,
     PeerJoinedSession,
     PeerLeftSession,
     PeerUpdated,
+    ScopeCreated,
+    ScopeSessionRemoved,
+    ScopeSessionsAdded,
     SessionCreated,
     SessionDeleted,
     SessionPeerConfigured,
@@ -35,12 +40,12 @@ Statement = tuple[str, tuple[Any, ...]]
 # parameters were dumped element by element in Python (measured: 15% of the write path's CPU).
 _INSERT_MESSAGES_WHERE = """
 INSERT INTO messages (workspace, id, session_id, seq, peer_id, content, metadata, token_count,
-                      created_at, representations)
+                      created_at, representations, reasoning)
 SELECT workspace, id, session_id, seq, peer_id, content, metadata, token_count, created_at,
-       representations
+       representations, reasoning
 FROM json_to_recordset(%s::json) AS m(workspace text, id text, session_id text, seq bigint,
      peer_id text, content text, metadata jsonb, token_count integer, created_at timestamptz,
-     representations jsonb)
+     representations jsonb, reasoning boolean)
 WHERE {condition}
 ON CONFLICT (workspace, id) DO NOTHING
 """
@@ -104,6 +109,13 @@ def statement(seq: int, event: Event) -> Statement | None:
             )  # fmt: skip
         case SessionDeleted():
             return ("SELECT mnemo_delete_session(%s, %s)", (ws, event.session_id))
+        case PeerDeleted():
+            return ("SELECT mnemo_delete_peer(%s, %s)", (ws, event.peer_id))
+        case MessageDeleted():
+            return (
+                "SELECT mnemo_delete_message(%s, %s, %s)",
+                (ws, event.session_id, event.message_id),
+            )
         case PeerJoinedSession() | SessionPeerConfigured():
             return (
                 "INSERT INTO session_peers (workspace, session_id, peer_id, observe_me,"
@@ -113,6 +125,24 @@ def statement(seq: int, event: Event) -> Statement | None:
                 (ws, event.session_id, event.peer_id, event.observe_me, event.observe_others,
                  event.occurred_at),
             )  # fmt: skip
+        case ScopeCreated():
+            return (
+                "INSERT INTO scopes (workspace, id, uid, metadata, created_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (ws, event.scope_id, event.event_id, Jsonb(event.metadata), event.occurred_at),
+            )
+        case ScopeSessionsAdded():
+            return (
+                "INSERT INTO scope_sessions (workspace, scope_id, session_id, added_at, seq)"
+                " SELECT %s, %s, s, %s, %s FROM unnest(%s::text[]) AS s ON CONFLICT DO NOTHING",
+                (ws, event.scope_id, event.occurred_at, seq, event.session_ids),
+            )
+        case ScopeSessionRemoved():
+            return (
+                "DELETE FROM scope_sessions WHERE workspace = %s AND scope_id = %s"
+                " AND session_id = %s",
+                (ws, event.scope_id, event.session_id),
+            )
         case PeerLeftSession():
             return (
                 "DELETE FROM session_peers WHERE workspace = %s AND session_id = %s"
@@ -157,6 +187,7 @@ def message_record(seq: int, e: MessagePosted) -> dict[str, Any]:
         "representations": [
             {"observer": r.observer, "observed": r.observed} for r in e.representations
         ],
+        "reasoning": e.reasoning,
     }  # fmt: skip
 
 

@@ -61,14 +61,19 @@ SELECT t.workspace, t.kind, t.owner, t.doc, t.part, t.term, t.tf, n.dl,
 FROM t JOIN n USING (workspace, kind, doc, part) JOIN stats USING (workspace, kind)
 """
 
+# A term no document holds any more leaves the statistics too: its word is gone from the index.
 _UNINDEX = """
 WITH gone AS (
     DELETE FROM search_terms WHERE workspace = %(ws)s AND kind = %(kind)s AND doc = ANY(%(docs)s)
     RETURNING workspace, kind, doc, part, term, dl
+), counted AS (
+    SELECT term, count(*) AS n FROM gone GROUP BY term
 ), df AS (
-    UPDATE search_df f SET df = f.df - g.n
-    FROM (SELECT term, count(*) AS n FROM gone GROUP BY term) AS g
-    WHERE f.workspace = %(ws)s AND f.kind = %(kind)s AND f.term = g.term
+    UPDATE search_df f SET df = f.df - g.n FROM counted AS g
+    WHERE f.workspace = %(ws)s AND f.kind = %(kind)s AND f.term = g.term AND f.df > g.n
+), dropped AS (
+    DELETE FROM search_df f USING counted AS g
+    WHERE f.workspace = %(ws)s AND f.kind = %(kind)s AND f.term = g.term AND f.df <= g.n
 ), removed AS (
     SELECT count(*) AS docs, coalesce(sum(dl), 0) AS length
     FROM (SELECT DISTINCT doc, part, dl FROM gone) AS x

@@ -27,7 +27,12 @@ from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.observations import (
+    ObservationDeleted,
+    ObservationsErased,
+    ObservationWritten,
+    PeerCardUpdated,
+)
 
 log = get_logger("mnemo.projector.memory")
 
@@ -68,7 +73,7 @@ class IndexUpkeep:
 
 
 class MemoryProjection:
-    """Projects ObservationWritten, ObservationDeleted and PeerCardUpdated."""
+    """Projects ObservationWritten, ObservationDeleted, ObservationsErased and PeerCardUpdated."""
 
     name = MEMORY_PROJECTION
     filter_subject = subjects.OBSERVATION_FILTER
@@ -118,6 +123,8 @@ class MemoryProjection:
                 await self._write(conn, seq, event, vector, tokens, work)
             elif isinstance(event, ObservationDeleted):
                 await self._delete(conn, event, work)
+            elif isinstance(event, ObservationsErased):
+                await self._erase(conn, event, work)
             elif isinstance(event, PeerCardUpdated):
                 await conn.execute(
                     "INSERT INTO peer_cards (workspace, observer, observed, card, origin, seq,"
@@ -186,16 +193,23 @@ class MemoryProjection:
             else []
         )
         premises = sorted(set(premises) | {p for p in e.premise_ids if p in work.kept})
+        # The sessions it rests on: its own for an explicit one ('' for none), its premises'
+        # for a derived one (read in this transaction, which sees the batch's own rows).
         cur = await conn.execute(
             "INSERT INTO observations (workspace, id, observer, observed, session_id, level, content,"
             " content_key, source_message_ids, source_span, premise_ids, confidence, pattern_type,"
-            " origin, observed_at, created_at, seq, embedding_model, embedding_dim, token_count)"
+            " origin, observed_at, created_at, seq, embedding_model, embedding_dim, token_count,"
+            " source_sessions)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " %s) ON CONFLICT DO NOTHING",
+            " %s, CASE WHEN cardinality(%s::text[]) = 0 THEN ARRAY[coalesce(%s, '')] ELSE"
+            " (SELECT coalesce(array_agg(DISTINCT s ORDER BY s), '{}') FROM observations p,"
+            " unnest(p.source_sessions) AS s WHERE p.workspace = %s AND p.id = ANY(%s)) END)"
+            " ON CONFLICT DO NOTHING",
             (e.workspace, e.observation_id, e.observer, e.observed, e.session_id, e.level,
              e.content, content_key(e.content), e.source_message_ids, e.source_span, premises,
              e.confidence, e.pattern_type, e.origin, e.observed_at, e.occurred_at, seq,
-             self._embedder.model_name, self._embedder.dimension, tokens),
+             self._embedder.model_name, self._embedder.dimension, tokens,
+             premises, e.session_id, e.workspace, premises),
         )  # fmt: skip
         if cur.rowcount != 1:
             return  # already projected (a replayed batch)
@@ -273,6 +287,35 @@ class MemoryProjection:
         )
         work.deleted.append(canonical)
         work.unindexed.append((e.workspace, canonical))
+
+    async def _erase(self, conn: AsyncConnection, e: ObservationsErased, work: _Batch) -> None:
+        """Nothing of the erased observations stays: rows, aliases, provenance, rejections,
+        vectors and postings (and the card, when the erasure takes it)."""
+        ws, ids = e.workspace, list(e.observation_ids)
+        if ids:
+            cur = await conn.execute(
+                "DELETE FROM observations WHERE workspace = %s AND observer = %s"
+                " AND observed = %s AND id = ANY(%s) RETURNING id",
+                (ws, e.observer, e.observed, ids),
+            )
+            gone = [str(r["id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
+            await conn.execute(
+                "DELETE FROM observation_aliases WHERE workspace = %s"
+                " AND (alias_id = ANY(%s) OR canonical_id = ANY(%s))",
+                (ws, ids, ids),
+            )
+            for table, column in (("observation_sources", "observation_id"),
+                                  ("observation_rejections", "id")):  # fmt: skip
+                await conn.execute(
+                    f"DELETE FROM {table} WHERE workspace = %s AND {column} = ANY(%s)", (ws, ids)
+                )
+            work.deleted.extend(gone)
+            work.unindexed.extend((ws, oid) for oid in gone)
+        if e.card:
+            await conn.execute(
+                "DELETE FROM peer_cards WHERE workspace = %s AND observer = %s AND observed = %s",
+                (ws, e.observer, e.observed),
+            )
 
 
 async def _reject(conn: AsyncConnection, seq: int, e: ObservationWritten, reason: str) -> None:

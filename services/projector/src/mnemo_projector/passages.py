@@ -9,7 +9,8 @@ lexical index (``lexicon``). Retrieval scores a message by its best passage.
 
 The vectors' model is recorded: when the process's embedder is another one, the projection
 drops what it made and replays the log, so vectors of two models are never searched together.
-Erasure follows the messages: a deleted session or workspace takes its passages along.
+Erasure follows the messages: a deleted message, peer, session or workspace takes its passages
+and their postings along.
 """
 
 from __future__ import annotations
@@ -27,7 +28,16 @@ from mnemo_runtime.migrate import schema_lock
 from mnemo_runtime.tokens import token_spans
 from mnemo_runtime.vectors.pgvector import vector_literal
 from mnemo_schema import subjects
-from mnemo_schema.events import Event, MessagePosted, SessionDeleted, WorkspaceDeleted
+from mnemo_schema.events import (
+    Event,
+    MessageDeleted,
+    MessagePosted,
+    PeerDeleted,
+    SessionDeleted,
+    WorkspaceDeleted,
+)
+
+Erasure = SessionDeleted | WorkspaceDeleted | PeerDeleted | MessageDeleted
 
 PASSAGES = "passages"
 MAX_PASSAGE_TOKENS = 240
@@ -140,7 +150,7 @@ class PassageProjection:
         for seq, event in batch:
             if isinstance(event, MessagePosted):
                 posted.append((seq, event))
-            elif isinstance(event, SessionDeleted | WorkspaceDeleted):
+            elif isinstance(event, Erasure):
                 # Erasures take effect in log order: what was posted before goes first.
                 await self._write(conn, posted)
                 posted = []
@@ -209,17 +219,20 @@ class PassageProjection:
             columns,
         )
 
-    async def _erase(
-        self, conn: AsyncConnection[Any], e: SessionDeleted | WorkspaceDeleted
-    ) -> None:
+    async def _erase(self, conn: AsyncConnection[Any], e: Erasure) -> None:
         if isinstance(e, WorkspaceDeleted):
             await conn.execute("DELETE FROM message_passages WHERE workspace = %s", (e.workspace,))
             await lexicon.drop_workspace(conn, e.workspace, "m")
             return
+        if isinstance(e, SessionDeleted):
+            where, arg = "session_id = %s", e.session_id
+        elif isinstance(e, PeerDeleted):
+            where, arg = "peer_id = %s", e.peer_id
+        else:
+            where, arg = "message_id = %s", e.message_id
         cur = await conn.execute(
-            "DELETE FROM message_passages WHERE workspace = %s AND session_id = %s"
-            " RETURNING message_id",
-            (e.workspace, e.session_id),
+            f"DELETE FROM message_passages WHERE workspace = %s AND {where} RETURNING message_id",
+            (e.workspace, arg),
         )
         gone = sorted({r["message_id"] for r in await cur.fetchall()})
         await lexicon.unindex(conn, e.workspace, "m", gone)

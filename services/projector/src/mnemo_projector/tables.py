@@ -13,14 +13,9 @@ PROJECTION = "pg"
 MIGRATIONS = package_migrations("mnemo_projector")
 
 TABLES = (
-    "workspaces",
-    "peers",
-    "sessions",
-    "session_peers",
-    "messages",
-    "summaries",
-    "webhook_endpoints",
-)
+    "workspaces", "peers", "sessions", "session_peers", "messages", "summaries", "scopes",
+    "scope_sessions", "webhook_endpoints",
+)  # fmt: skip
 
 
 async def drop_projection(conn: AsyncConnection) -> None:

@@ -37,6 +37,8 @@ class Cadence:
     enabled: bool = True
     short: int = 20
     long: int = 60
+    # The application's instructions for its summaries (its configuration's), if any.
+    instructions: str | None = None
 
     def every(self, kind: SummaryType) -> int:
         return self.short if kind == "short" else self.long

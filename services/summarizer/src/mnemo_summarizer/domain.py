@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mnemo_runtime.models import Message, ModelRequest, ModelResponse, Stage
+from mnemo_runtime.models import Message, ModelRequest, ModelResponse, Stage, with_instructions
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.ids import derived_event_id
 from mnemo_schema.summaries import SummaryType, SummaryUpdated
@@ -65,11 +65,13 @@ def render(job: Job, word_limit: int) -> str:
     )
 
 
-def request(job: Job, word_limit: int, max_tokens: int) -> ModelRequest:
-    """One plain-text model turn per summary."""
+def request(
+    job: Job, word_limit: int, max_tokens: int, instructions: str | None = None
+) -> ModelRequest:
+    """One plain-text model turn per summary (under the application's instructions, if any)."""
     return ModelRequest(
         stage=Stage.SUMMARIZER,
-        system=SUMMARIZER_PROMPT,
+        system=with_instructions(SUMMARIZER_PROMPT, instructions),
         messages=(Message.user(render(job, word_limit)),),
         max_tokens=max_tokens,
         temperature=0.0,

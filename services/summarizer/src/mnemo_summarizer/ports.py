@@ -28,6 +28,8 @@ class SessionRecord:
     latest: dict[SummaryType, Stored] = field(default_factory=dict)
     # Messages after the older of the newest summaries and before the given position, by seq.
     messages: tuple[Turn, ...] = ()
+    # The instructions its configuration (workspace, then session) gives the summarizer.
+    instructions: str | None = None
 
 
 class SessionHistory(Protocol):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from mnemo_runtime.deadletters import Letter, transient
 from mnemo_runtime.logging import get_logger
@@ -94,7 +95,7 @@ class SummarizerService:
         written: dict[SummaryType, str | None] = {}
         for job in state.due(turn):
             try:
-                written[job.kind] = await self._write(job, e)
+                written[job.kind] = await self._write(job, e, state.cadence.instructions)
             except Exception as err:
                 # Summaries already published for this message are published again with the
                 # same event id on redelivery, which the log de-duplicates.
@@ -107,7 +108,9 @@ class SummarizerService:
         state.accept(turn, written)
         await d.ack()
 
-    async def _write(self, job: Job, cause: MessagePosted) -> str | None:
+    async def _write(
+        self, job: Job, cause: MessagePosted, instructions: str | None = None
+    ) -> str | None:
         """Write and publish one summary; None when it was parked as a dead letter."""
         limit = self._s.short_word_limit if job.kind == "short" else self._s.long_word_limit
         with _tracer.start_as_current_span(
@@ -116,7 +119,7 @@ class SummarizerService:
             attributes={"kind": job.kind, "messages": len(job.turns)},
         ):
             try:
-                content = await self._summarize(job, limit)
+                content = await self._summarize(job, limit, instructions)
             except (MalformedOutput, ModelRejected) as err:
                 await self._park(job, cause, f"{type(err).__name__}: {err}")
                 return None
@@ -166,7 +169,7 @@ class SummarizerService:
             covered = (stored.messages_covered if stored else 0) + len(turns)
             job = Job(kind, stored.content if stored else None, turns, covered)
             limit = self._s.short_word_limit if kind == "short" else self._s.long_word_limit
-            content = await self._summarize(job, limit)
+            content = await self._summarize(job, limit, record.instructions)
             await self._log.publish([redriven_summary(job, content, self._count(content),
                                                       workspace, session_id)])  # fmt: skip
             written += 1
@@ -174,8 +177,8 @@ class SummarizerService:
         self._sessions.pop((workspace, session_id), None)
         return written
 
-    async def _summarize(self, job: Job, word_limit: int) -> str:
-        req = request(job, word_limit, self._s.max_output_tokens)
+    async def _summarize(self, job: Job, word_limit: int, instructions: str | None = None) -> str:
+        req = request(job, word_limit, self._s.max_output_tokens, instructions)
         reason = ""
         for _ in range(self._s.attempts):
             response = await self._model.complete(req)
@@ -191,7 +194,9 @@ class SummarizerService:
             self._sessions.move_to_end(key)
             return state
         record = await self._history.load(key[0], key[1], seq)
-        cadence = self._default.overridden(record.configs)
+        cadence = replace(
+            self._default.overridden(record.configs), instructions=record.instructions
+        )
         state = SessionLog.restore(cadence, record.latest, record.messages)
         self._sessions[key] = state
         while len(self._sessions) > self._max_sessions:

@@ -21,6 +21,7 @@ from mnemo_runtime.models.ports import (
     ToolSpec,
     ToolUseBlock,
     Usage,
+    with_instructions,
 )
 from mnemo_runtime.models.structured import structured
 from mnemo_runtime.models.usage import StageUsage, UsageLedger
@@ -50,4 +51,5 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "structured",
+    "with_instructions",
 ]

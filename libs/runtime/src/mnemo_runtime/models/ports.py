@@ -117,6 +117,18 @@ class ToolChoice(_Frozen):
         return self
 
 
+def with_instructions(system: str, instructions: str | None) -> str:
+    """A stage's system prompt followed by the application's instructions, when it gives some
+    (from its configuration's ``custom_instructions``); the stage's own rules still hold."""
+    if not instructions:
+        return system
+    return (
+        f"{system}\n\nThe application using this memory adds these instructions (they refine"
+        " the task; the rules above still hold):\n<instructions>\n"
+        f"{instructions}\n</instructions>"
+    )
+
+
 class ModelRequest(_Frozen):
     """Everything a provider needs for one turn; hashable as JSON for record/replay."""
 

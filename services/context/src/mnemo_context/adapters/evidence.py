@@ -17,7 +17,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 from pydantic import TypeAdapter
 
-from mnemo_context.ports import ObservationRow, PassageHit
+from mnemo_context.ports import Confinement, ObservationRow, PassageHit
 from mnemo_runtime.vectors.pgvector import vector_literal
 from mnemo_runtime.vectors.ports import Scope, VectorLike
 from mnemo_schema.context_queries import ContextMessage
@@ -95,17 +95,46 @@ def _observation(r: Row) -> ObservationRow:
     )  # fmt: skip
 
 
-def _filters(
-    alias: str, session_id: str | None, levels: Sequence[str] | None = None
-) -> tuple[str, dict[str, Any]]:
+def _messages_where(alias: str, confine: Confinement) -> tuple[str, dict[str, Any]]:
+    """Conditions on a message (``m``) or on a passage (``p``, whose message is looked up for
+    a caller's filter)."""
     sql = ""
     params: dict[str, Any] = {}
-    if session_id is not None:
-        sql += f" AND {alias}.session_id = %(session)s"
-        params["session"] = session_id
+    if confine.sessions is not None:
+        sql += f" AND {alias}.session_id = ANY(%(sessions)s)"
+        params["sessions"] = sorted(confine.sessions)
+    if confine.messages is not None:
+        cond, values = confine.messages
+        if alias == "m":
+            sql += f" AND {cond}"
+        else:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM messages m WHERE m.workspace = p.workspace"
+                f" AND m.id = p.message_id AND {cond})"
+            )
+        params.update(values)
+    return sql, params
+
+
+def _observations_where(
+    confine: Confinement, levels: Sequence[str] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Conditions on an observation (``o``): resting on the allowed sessions alone, of the
+    levels asked, and the caller's filter."""
+    sql = ""
+    params: dict[str, Any] = {}
+    if confine.sessions is not None:
+        sql += (
+            " AND o.source_sessions <@ %(sessions)s::text[] AND cardinality(o.source_sessions) > 0"
+        )
+        params["sessions"] = sorted(confine.sessions)
     if levels:
-        sql += f" AND {alias}.level = ANY(%(levels)s)"
+        sql += " AND o.level = ANY(%(levels)s)"
         params["levels"] = list(levels)
+    if confine.observations is not None:
+        cond, values = confine.observations
+        sql += f" AND {cond}"
+        params.update(values)
     return sql, params
 
 
@@ -142,10 +171,10 @@ class PostgresEvidence:
         *,
         senders: Sequence[str] | None,
         observer: str | None,
-        session_id: str | None,
+        confine: Confinement,
         limit: int,
     ) -> list[PassageHit]:
-        where, params = _filters("p", session_id)
+        where, params = _messages_where("p", confine)
         if observer is not None:
             where += " AND %(observer)s = ANY(p.observers)"
             params["observer"] = observer
@@ -156,7 +185,7 @@ class PostgresEvidence:
             " ON p.workspace = %(ws)s AND p.message_id = t.doc AND p.passage = t.part"
             f" WHERE true{where} ORDER BY t.score DESC LIMIT %(limit)s",
             {"ws": ws, "kind": "m", "q": query, "owners": list(senders or ()), "limit": limit,
-             "pre": limit * (2 if where else 1), **params},
+             "pre": limit * (8 if confine.messages else 2 if where else 1), **params},
         )  # fmt: skip
         return [_passage(r, float(r["score"])) for r in rows]
 
@@ -168,10 +197,10 @@ class PostgresEvidence:
         *,
         sender: str | None,
         observer: str | None,
-        session_id: str | None,
+        confine: Confinement,
         limit: int,
     ) -> list[PassageHit]:
-        where, params = _filters("p", session_id)
+        where, params = _messages_where("p", confine)
         if sender is not None:
             where += " AND p.peer_id = %(sender)s"
             params["sender"] = sender
@@ -198,12 +227,12 @@ class PostgresEvidence:
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
-        session_id: str | None,
+        confine: Confinement,
         limit: int,
     ) -> list[tuple[str, float]]:
         if not scopes:
             return []
-        where, params = _filters("o", session_id, levels)
+        where, params = _observations_where(confine, levels)
         rows = await self._all(
             f"WITH {_TERMS}, hits AS ({_BY_OWNER}), {_TOP}"
             " SELECT t.doc AS id, t.score FROM top t JOIN observations o"
@@ -221,11 +250,11 @@ class PostgresEvidence:
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
-        session_id: str | None,
+        confine: Confinement,
     ) -> list[ObservationRow]:
         if not ids or not scopes:
             return []
-        where, params = _filters("o", session_id, levels)
+        where, params = _observations_where(confine, levels)
         rows = await self._all(
             f"SELECT {_OBS_COLS} FROM observations o WHERE o.workspace = %(ws)s"
             " AND o.id = ANY(%(ids)s) AND o.deleted_at IS NULL AND (o.observer, o.observed) IN"
@@ -241,11 +270,11 @@ class PostgresEvidence:
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
-        session_id: str | None,
+        confine: Confinement,
     ) -> list[tuple[str, ObservationRow]]:
         if not message_ids or not scopes:
             return []
-        where, params = _filters("o", session_id, levels)
+        where, params = _observations_where(confine, levels)
         rows = await self._all(
             f"SELECT s.source_id AS cited, {_OBS_COLS} FROM observation_sources s"
             " JOIN observations o ON o.workspace = s.workspace AND o.id = s.observation_id"
@@ -263,12 +292,12 @@ class PostgresEvidence:
         ids: Sequence[str],
         *,
         representation: tuple[str, str] | None,
-        session_id: str | None,
+        confine: Confinement,
         peer_id: str | None,
     ) -> list[tuple[ContextMessage, ContextMessage | None]]:
         if not ids:
             return []
-        where, params = _filters("m", session_id)
+        where, params = _messages_where("m", confine)
         if peer_id is not None:
             where += " AND m.peer_id = %(peer)s"
             params["peer"] = peer_id

@@ -57,8 +57,12 @@ def _obs(rows: list[Row]) -> list[Observation]:
     return [Observation(r["id"], r["level"], r["content"], r["token_count"]) for r in rows]
 
 
-def _session(session_id: str | None, column: str = "session_id") -> tuple[str, list[Any]]:
-    return ("", []) if session_id is None else (f" AND {column} = %s", [session_id])
+def _sessions(sessions: frozenset[str] | None) -> tuple[str, list[Any]]:
+    if sessions is None:
+        return "", []
+    return " AND source_sessions <@ %s::text[] AND cardinality(source_sessions) > 0", [
+        sorted(sessions)
+    ]
 
 
 class PostgresReads:
@@ -132,9 +136,9 @@ class PostgresReads:
         return list(rows[0]["card"]) if rows else None
 
     async def newest_observations(
-        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+        self, ws: str, observer: str, observed: str, sessions: frozenset[str] | None, limit: int
     ) -> list[Observation]:
-        extra, params = _session(session_id)
+        extra, params = _sessions(sessions)
         return _obs(
             await self._all(
                 f"SELECT {OBS_COLS} FROM observations WHERE {LIVE}{extra} ORDER BY seq DESC LIMIT %s",
@@ -143,9 +147,9 @@ class PostgresReads:
         )
 
     async def frequent_observations(
-        self, ws: str, observer: str, observed: str, session_id: str | None, limit: int
+        self, ws: str, observer: str, observed: str, sessions: frozenset[str] | None, limit: int
     ) -> list[Observation]:
-        extra, params = _session(session_id)
+        extra, params = _sessions(sessions)
         return _obs(
             await self._all(
                 f"SELECT {OBS_COLS} FROM observations WHERE {LIVE}{extra}"

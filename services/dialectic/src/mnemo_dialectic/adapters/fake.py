@@ -38,15 +38,25 @@ class FakeReader:
             return [o for (ws, _, _), obs in self.obs.items() if ws == scope.workspace for o in obs]
         return self.obs.get((scope.workspace, scope.observer, scope.observed), [])
 
-    def _visible(self, scope: View, session_id: str | None) -> list[Msg]:
+    def _visible(self, scope: View, sessions: frozenset[str] | None) -> list[Msg]:
         self.scopes_read.append(scope)
         pair = (scope.observer, scope.observed)
         return [
             m
             for m, pairs in self.msgs
             if (scope.observer is None or pair in pairs)
-            and (session_id is None or m.session_id == session_id)
+            and (sessions is None or m.session_id in sessions)
         ]
+
+    def _rests_on(self, scope: View, o: Obs) -> set[str]:
+        """The sessions an observation rests on: its own, or its premises' (as the store has it)."""
+        if not o.premise_ids:
+            return {o.session_id or ""}
+        by_id = {x.id: x for x in self._scoped(scope)}
+        return set().union(*(self._rests_on(scope, by_id[p]) for p in o.premise_ids if p in by_id))
+
+    def _allowed(self, scope: View, o: Obs, sessions: frozenset[str] | None) -> bool:
+        return sessions is None or self._rests_on(scope, o) <= sessions
 
     async def search(
         self,
@@ -55,7 +65,7 @@ class FakeReader:
         *,
         limit: int,
         levels: Sequence[Level] | None = None,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
         max_distance: float | None = None,  # noqa: ARG002
     ) -> list[Obs]:
         asked = terms(text)
@@ -64,30 +74,32 @@ class FakeReader:
             for o in self._scoped(scope)
             if asked & terms(o.content)
             and (levels is None or o.level in levels)
-            and (session_id is None or o.session_id == session_id)
+            and self._allowed(scope, o, sessions)
         ]
         return sorted(hits, key=lambda o: -len(asked & terms(o.content)))[:limit]
 
     async def search_messages(
-        self, scope: View, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         asked = terms(text)
-        hits = [m for m in self._visible(scope, session_id) if asked & terms(m.content)]
+        hits = [m for m in self._visible(scope, sessions) if asked & terms(m.content)]
         return sorted(hits, key=lambda m: -len(asked & terms(m.content)))[:limit]
 
-    async def observations(self, scope: View, ids: Sequence[str]) -> list[Obs]:
+    async def observations(
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+    ) -> list[Obs]:
         by_id = {o.id: o for o in self._scoped(scope)}
-        return [by_id[i] for i in ids if i in by_id]
+        return [by_id[i] for i in ids if i in by_id and self._allowed(scope, by_id[i], sessions)]
 
     async def messages(
-        self, scope: View, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
-        return [m for m in self._visible(scope, session_id) if m.id in ids]
+        return [m for m in self._visible(scope, sessions) if m.id in ids]
 
     async def grep(
-        self, scope: View, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
-        found = [m for m in self._visible(scope, session_id) if text.lower() in m.content.lower()]
+        found = [m for m in self._visible(scope, sessions) if text.lower() in m.content.lower()]
         return found[:limit]
 
     async def in_range(
@@ -97,15 +109,15 @@ class FakeReader:
         end: datetime,
         *,
         limit: int,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
     ) -> list[Msg]:
-        found = [m for m in self._visible(scope, session_id) if start <= m.created_at < end]
+        found = [m for m in self._visible(scope, sessions) if start <= m.created_at < end]
         return found[:limit]
 
     async def around(
-        self, scope: View, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
-        same = [m for m in self._visible(scope, session_id) if m.session_id == message.session_id]
+        same = [m for m in self._visible(scope, sessions) if m.session_id == message.session_id]
         same.sort(key=lambda m: m.seq)
         at = next(i for i, m in enumerate(same) if m.id == message.id)
         return same[max(0, at - window) : at + window + 1]

@@ -24,7 +24,7 @@ MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
 # A view of the whole workspace has no pair: every message of the workspace is visible.
 VISIBLE = (
     "workspace = %(ws)s AND (%(pair)s::jsonb IS NULL OR representations @> %(pair)s::jsonb)"
-    " AND (%(session)s::text IS NULL OR session_id = %(session)s)"
+    " AND (%(sessions)s::text[] IS NULL OR session_id = ANY(%(sessions)s))"
 )
 
 
@@ -80,13 +80,14 @@ class PgScopeReader:
             return await cur.fetchall()  # type: ignore[return-value]
 
     @staticmethod
-    def _params(scope: View, session_id: str | None, **more: Any) -> dict[str, Any]:
+    def _params(scope: View, sessions: frozenset[str] | None, **more: Any) -> dict[str, Any]:
         pair = (
             json.dumps([{"observer": scope.observer, "observed": scope.observed}])
             if scope.scope is not None
             else None
         )
-        return {"ws": scope.workspace, "pair": pair, "session": session_id, **more}
+        allowed = None if sessions is None else sorted(sessions)
+        return {"ws": scope.workspace, "pair": pair, "sessions": allowed, **more}
 
     async def search(
         self,
@@ -95,7 +96,7 @@ class PgScopeReader:
         *,
         limit: int,
         levels: Sequence[Level] | None = None,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
         max_distance: float | None = None,
     ) -> list[Obs]:
         """The engine's best observations of ``scope`` for ``text``."""
@@ -103,41 +104,49 @@ class PgScopeReader:
             scope.workspace,
             RetrievalQuery(
                 query=text, observer=scope.observer, observed=scope.observed,
-                session_id=session_id, levels=list(levels) if levels else None, messages=0,
+                sessions=None if sessions is None else sorted(sessions), levels=list(levels) if levels else None, messages=0,
                 observations=limit, max_distance=max_distance,
             ),
         )  # fmt: skip
         return [_ranked_obs(o) for o in found.observations]
 
     async def search_messages(
-        self, scope: View, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """The engine's best messages of ``scope`` for ``text``."""
         found = await self._retrieval.retrieve(
             scope.workspace,
             RetrievalQuery(
                 query=text, observer=scope.observer, observed=scope.observed,
-                session_id=session_id, messages=limit,
+                sessions=None if sessions is None else sorted(sessions), messages=limit,
             ),
         )  # fmt: skip
         return [_ranked_msg(m) for m in found.messages]
 
-    async def observations(self, scope: View, ids: Sequence[str]) -> list[Obs]:
-        """Live observations of ``scope`` by id."""
+    async def observations(
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
+    ) -> list[Obs]:
+        """Live observations of ``scope`` by id (resting on ``sessions`` alone, when given)."""
         if not ids:
             return []
         if scope.scope is not None:
-            return [_obs(r) for r in await self._store.get(scope.scope, list(ids))]
-        rows = await self._rows(
-            "SELECT * FROM observations WHERE workspace = %(ws)s AND id = ANY(%(ids)s)"
-            " AND deleted_at IS NULL",
-            {"ws": scope.workspace, "ids": list(ids)},
-        )
-        by_id = {r["id"]: r for r in rows}
-        return [_obs(by_id[i]) for i in ids if i in by_id]
+            rows = await self._store.get(scope.scope, list(ids))
+        else:
+            found = await self._rows(
+                "SELECT * FROM observations WHERE workspace = %(ws)s AND id = ANY(%(ids)s)"
+                " AND deleted_at IS NULL",
+                {"ws": scope.workspace, "ids": list(ids)},
+            )
+            by_id = {r["id"]: r for r in found}
+            rows = [by_id[i] for i in ids if i in by_id]
+        if sessions is not None:
+            rows = [
+                r for r in rows if r["source_sessions"] and set(r["source_sessions"]) <= sessions
+            ]
+        return [_obs(r) for r in rows]
 
     async def messages(
-        self, scope: View, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id."""
         if not ids:
@@ -145,18 +154,18 @@ class PgScopeReader:
         rows = await self._rows(
             f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND id = ANY(%(ids)s)"
             " ORDER BY created_at, seq",
-            self._params(scope, session_id, ids=list(ids)),
+            self._params(scope, sessions, ids=list(ids)),
         )
         return [_msg(r) for r in rows]
 
     async def grep(
-        self, scope: View, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text``."""
         rows = await self._rows(
             f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND content ILIKE %(like)s"
             " ORDER BY created_at, seq LIMIT %(limit)s",
-            self._params(scope, session_id, like=_like(text), limit=limit),
+            self._params(scope, sessions, like=_like(text), limit=limit),
         )
         return [_msg(r) for r in rows]
 
@@ -167,19 +176,19 @@ class PgScopeReader:
         end: datetime,
         *,
         limit: int,
-        session_id: str | None = None,
+        sessions: frozenset[str] | None = None,
     ) -> list[Msg]:
         """Visible messages created in [start, end)."""
         rows = await self._rows(
             f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE}"
             " AND created_at >= %(start)s AND created_at < %(end)s"
             " ORDER BY created_at, seq LIMIT %(limit)s",
-            self._params(scope, session_id, start=start, end=end, limit=limit),
+            self._params(scope, sessions, start=start, end=end, limit=limit),
         )
         return [_msg(r) for r in rows]
 
     async def around(
-        self, scope: View, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages of the same session within ``window`` positions."""
         # seq is a log position shared with other sessions, so neighbours are counted, not subtracted.
@@ -188,7 +197,7 @@ class PgScopeReader:
             f"({same} AND seq < %(seq)s ORDER BY seq DESC LIMIT %(before)s)"
             f" UNION ALL ({same} AND seq >= %(seq)s ORDER BY seq LIMIT %(after)s) ORDER BY seq",
             self._params(
-                scope, session_id, of=message.session_id, seq=message.seq, before=window,
+                scope, sessions, of=message.session_id, seq=message.seq, before=window,
                 after=window + 1,
             ),
         )  # fmt: skip

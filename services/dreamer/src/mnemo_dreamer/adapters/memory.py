@@ -15,6 +15,7 @@ from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.tables import MEMORY_PROJECTION
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors.ports import Level, Scope
+from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import RetrievalQuery
 
@@ -81,6 +82,21 @@ class PgMemory:
             )
             row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
         return None if row is None else list(row["card"])
+
+    async def configuration(
+        self, workspace: str, session_id: str | None = None
+    ) -> WorkspaceConfiguration:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT w.configuration AS workspace, s.configuration AS session FROM workspaces w"
+                " LEFT JOIN sessions s ON s.workspace = w.id AND s.id = %s WHERE w.id = %s",
+                (session_id, workspace),
+            )
+            row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
+        if row is None:
+            return WorkspaceConfiguration()
+        levels = [row["workspace"], row["session"]]
+        return effective(*(WorkspaceConfiguration.model_validate(c) for c in levels if c))
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
         return await self._store.check(events)

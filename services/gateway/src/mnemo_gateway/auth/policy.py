@@ -101,6 +101,7 @@ RULES: dict[Operation, Rule] = {
     ("POST", _W + "/peers"): Rule(peer="body.id"),
     ("POST", _W + "/peers/list"): WORKSPACE,
     ("PUT", _P): PEER,
+    ("DELETE", _P): PEER,
     ("POST", _P + "/sessions"): PEER,
     ("POST", _P + "/chat"): PEER,
     ("POST", _P + "/representation"): PEER,
@@ -127,6 +128,15 @@ RULES: dict[Operation, Rule] = {
     ("POST", _S + "/messages/list"): SESSION,
     ("GET", _S + "/messages/{message_id}"): SESSION,
     ("PUT", _S + "/messages/{message_id}"): SESSION,
+    ("DELETE", _S + "/messages/{message_id}"): SESSION,
+    # A scope spans sessions: only the workspace's keys reach it.
+    ("POST", _W + "/scopes"): WORKSPACE,
+    ("POST", _W + "/scopes/list"): WORKSPACE,
+    ("GET", _W + "/scopes/{scope_id}"): WORKSPACE,
+    ("POST", _W + "/scopes/{scope_id}/sessions"): WORKSPACE,
+    ("POST", _W + "/scopes/{scope_id}/sessions/list"): WORKSPACE,
+    ("DELETE", _W + "/scopes/{scope_id}/sessions/{session_id}"): WORKSPACE,
+    ("GET", _W + "/scopes/{scope_id}/status"): WORKSPACE,
 }
 
 # Public operations have fixed paths, so an edge can tell them apart before routing.

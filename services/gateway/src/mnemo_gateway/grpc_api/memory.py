@@ -87,9 +87,9 @@ def conclusion_servicer(
         async def ListConclusions(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             paging = _page(request)
-            page: Page[Any] = await conclusions.list_conclusions(
-                ws, svc, paging, _list_body(request)
-            )
+            listed = _list_body(request)
+            body = None if listed is None else conclusions.ConclusionList(filters=listed.filters)
+            page: Page[Any] = await conclusions.list_conclusions(ws, svc, paging, body)
             return cp.ListConclusionsResponse(
                 conclusions=[_conclusion(c, ws) for c in page.items],
                 next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,

@@ -3,35 +3,32 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mnemo_gateway.api import ListBody, Page
+from mnemo_gateway.api import Page
 from mnemo_gateway.deps import PageQ, PathId, Svc, order
+from mnemo_gateway.recall import ScopeOption, sessions_of
 from mnemo_gateway.routes.context import QUERY_TIMEOUT
+from mnemo_gateway.store import CONCLUSIONS
 from mnemo_runtime import rpc
 from mnemo_schema import commands as c
 from mnemo_schema import subjects
 from mnemo_schema.commands import MAX_BATCH, NewConclusion
 from mnemo_schema.context_queries import ObservationSearchQuery, ObservationSearchReply
 from mnemo_schema.errors import Refusal, refusal
-from mnemo_schema.observations import Level
+from mnemo_schema.filters import CONCLUSION_FIELDS, parse
 from mnemo_schema.text import JsonObject, StorableText
 
-LEVELS: tuple[Level, ...] = get_args(Level)
 # Where a field of the query came from in the request, for a 422 that names it.
-_QUERY_FIELDS = {"observer": "filters.observer_id", "observed": "filters.observed_id",
-                 "session_id": "filters.session_id"}  # fmt: skip
+_QUERY_FIELDS = {"observer": "filters.observer_id", "observed": "filters.observed_id"}
+# Only observations resting on the confined sessions alone.
+_IN_SESSIONS = " AND source_sessions <@ %(sessions)s::text[] AND cardinality(source_sessions) > 0"
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/conclusions", tags=["conclusions"])
 
-COLUMNS = {
-    "id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
-    "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
-    "times_derived": "times_derived",
-}  # fmt: skip
 LIVE = "workspace = %s AND deleted_at IS NULL"
 
 
@@ -58,6 +55,13 @@ class ConclusionQuery(BaseModel):
     top_k: int = Field(default=10, ge=1, le=100)
     distance: float | None = Field(default=None, ge=0.0, le=1.0)
     filters: JsonObject | None = None
+    scope: ScopeOption | None = None
+
+
+class ConclusionList(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    filters: JsonObject | None = None
+    scope: ScopeOption | None = None
 
 
 def view(r: dict[str, Any]) -> ConclusionOut:
@@ -89,15 +93,21 @@ async def create_conclusions(
 
 @router.post("/list", response_model=Page[ConclusionOut])
 async def list_conclusions(
-    workspace_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
+    workspace_id: PathId, svc: Svc, paging: PageQ, body: ConclusionList | None = None
 ) -> Page[ConclusionOut]:
-    """Live conclusions, filtered (observer_id, observed_id, session_id, level, ...) and paged."""
+    """Live conclusions, filtered (observer_id, observed_id, session_id, level, ...) and paged;
+    with ``scope``, only those resting on the scope's sessions."""
     await svc.store.workspace(workspace_id)
     paging_order = order("created_at", paging) if paging.reverse else "created_at DESC"
+    body = body or ConclusionList()
+    sessions = await sessions_of(svc.store, workspace_id, scope=body.scope)
+    live = "workspace = %(ws)s AND deleted_at IS NULL"
+    params: dict[str, Any] = {"ws": workspace_id}
+    if sessions is not None:
+        live, params = live + _IN_SESSIONS, {**params, "sessions": sessions}
     rows, total, pages = await svc.store.page(
-        "observations", LIVE, [workspace_id], COLUMNS, body.filters if body else None,
-        paging.page, paging.size, paging_order,
-    )  # fmt: skip
+        CONCLUSIONS, live, params, body.filters, paging.page, paging.size, paging_order
+    )
     items = [view(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 
@@ -118,21 +128,12 @@ async def query_conclusions(
             422, "filters: observer_id and observed_id are required (a query is always scoped)",
             "filters.observer_id",
         )  # fmt: skip
-    raw_levels = filters.pop("level", None)
-    levels: list[Level] | None = None
-    if raw_levels is not None:
-        asked = [raw_levels] if isinstance(raw_levels, str) else raw_levels
-        if not isinstance(asked, list) or any(lv not in LEVELS for lv in asked):
-            raise Refusal(422, f"filters.level: one of {sorted(LEVELS)}", "filters.level")
-        levels = [lv for lv in LEVELS if lv in asked]
-    session = filters.pop("session_id", None)
-    if filters:
-        raise Refusal(422, f"filters.{next(iter(filters))}: not supported in a query", "filters")
+    parse(filters, CONCLUSION_FIELDS)  # the rest in the filter language; refused here if invalid
+    sessions = await sessions_of(svc.store, workspace_id, scope=body.scope)
     try:
         query = ObservationSearchQuery(
             observer=observer, observed=observed, query=body.query, top_k=body.top_k,
-            max_distance=body.distance, levels=levels,
-            session_id=session if isinstance(session, str) else None,
+            max_distance=body.distance, sessions=sessions, filters=filters or None,
         )  # fmt: skip
     except ValidationError as err:
         raise refusal(err, rename=_QUERY_FIELDS) from err

@@ -9,9 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemo_gateway.api import MessageOut
 from mnemo_gateway.deps import PathId, Services, Svc
+from mnemo_gateway.recall import ScopeOption, allowlist, sessions_of
 from mnemo_gateway.routes.summaries import SummaryOut, summary_view
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
+from mnemo_schema.config import uses_card
 from mnemo_schema.context_queries import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_MAX_CONCLUSIONS,
@@ -26,6 +28,7 @@ from mnemo_schema.context_queries import (
     SearchReply,
 )
 from mnemo_schema.errors import Refusal, refusal
+from mnemo_schema.filters import MESSAGE_FIELDS, parse
 from mnemo_schema.ids import EntityId
 from mnemo_schema.text import JsonObject, StorableText
 
@@ -58,6 +61,8 @@ class PeerRepresentationIn(BaseModel):
     search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
     include_most_frequent: bool | None = None
     max_conclusions: int | None = Field(default=DEFAULT_MAX_CONCLUSIONS, ge=1, le=100)
+    scope: ScopeOption | None = None
+    filters: JsonObject | None = None
 
 
 class RepresentationOut(BaseModel):
@@ -72,9 +77,12 @@ class PeerContextOut(BaseModel):
 
 
 class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     query: StorableText = Field(min_length=1, max_length=10_000)
     filters: JsonObject | None = None
     limit: int = Field(default=10, ge=1, le=100)
+    # The scope's sessions only; not with a session_id filter.
+    scope: EntityId | None = None
 
 
 async def _ask(svc: Services, ws: str, query: BaseModel, kind: str, reply: type[R]) -> R:
@@ -93,11 +101,13 @@ def _build(model: type[R], **fields: Any) -> R:
 def _slice(
     search_query: str | None, top_k: int | None, distance: float | None,
     frequent: bool | None, max_conclusions: int | None, session_id: str | None = None,
+    sessions: list[str] | None = None,
 ) -> RepresentationSlice:  # fmt: skip
     return _build(
         RepresentationSlice, search_query=search_query or None, search_top_k=top_k,
         search_max_distance=distance, include_most_frequent=bool(frequent),
         max_conclusions=max_conclusions or DEFAULT_MAX_CONCLUSIONS, session_id=session_id,
+        sessions=sessions,
     )  # fmt: skip
 
 
@@ -120,20 +130,38 @@ async def session_context(
     limit_to_session: bool = False,
     include_most_frequent: bool | None = None,
     max_conclusions: MaxConclusions = None,
+    scope: QueryId = None,
+    sessions: Annotated[list[EntityId] | None, Query(max_length=1000)] = None,
 ) -> SessionContextOut:
-    """Recent messages, the session summary and the target's slice and card, within ``tokens``."""
+    """Recent messages, the session summary and the target's slice and card, within ``tokens``.
+
+    ``scope`` or ``sessions`` confine the target's representation to those sessions (and leave
+    the card out); ``sessions`` must include this session."""
     if peer_perspective is not None and peer_target is None:
         raise Refusal(422, "peer_perspective: needs peer_target", "peer_perspective")
+    for option, given in (("scope", scope), ("sessions", sessions)):
+        if given is not None and peer_target is None:
+            raise Refusal(422, f"{option}: needs peer_target", option)
+    if scope is not None and peer_perspective is not None:
+        raise Refusal(422, "scope: mutually exclusive with peer_perspective", "scope")
+    if sessions is not None and limit_to_session:
+        raise Refusal(422, "sessions: mutually exclusive with limit_to_session", "sessions")
+    if sessions is not None and session_id not in sessions:
+        raise Refusal(422, f"sessions: must include this session ({session_id!r})", "sessions")
     await svc.store.session(workspace_id, session_id)
     for peer in {p for p in (peer_target, peer_perspective) if p is not None}:
         await svc.store.peer(workspace_id, peer)
+    confined = await sessions_of(
+        svc.store, workspace_id, scope=scope, sessions=sessions, sessions_field="sessions"
+    )
+    cfg = await svc.store.configuration(workspace_id, session_id)
     query = _build(
         ContextQuery, session_id=session_id, tokens=tokens, summary=summary,
         peer_target=peer_target, peer_perspective=peer_perspective,
-        limit_to_session=limit_to_session,
+        limit_to_session=limit_to_session, use_card=uses_card(cfg),
         slice=_slice(
             search_query, search_top_k, search_max_distance, include_most_frequent,
-            max_conclusions,
+            max_conclusions, sessions=confined,
         ),
     )  # fmt: skip
     got = await _ask(svc, workspace_id, query, ContextQuery.KIND, ContextReply)
@@ -164,9 +192,13 @@ async def peer_representation(
     workspace_id: PathId, peer_id: PathId, body: PeerRepresentationIn, svc: Svc
 ) -> RepresentationOut:
     """What this peer believes about ``target`` (itself without one), as markdown."""
+    sessions = await sessions_of(
+        svc.store, workspace_id, scope=body.scope, sessions=allowlist(body.filters),
+        session_id=body.session_id,
+    )  # fmt: skip
     want = _slice(
         body.search_query, body.search_top_k, body.search_max_distance,
-        body.include_most_frequent, body.max_conclusions, body.session_id,
+        body.include_most_frequent, body.max_conclusions, body.session_id, sessions,
     )  # fmt: skip
     got = await _representation(svc, workspace_id, peer_id, body.target, want, False)
     return RepresentationOut(representation=got.representation)
@@ -188,30 +220,31 @@ async def peer_context(
     want = _slice(
         search_query, search_top_k, search_max_distance, include_most_frequent, max_conclusions
     )
-    got = await _representation(svc, workspace_id, peer_id, target, want, True)
+    with_card = uses_card(await svc.store.configuration(workspace_id))
+    got = await _representation(svc, workspace_id, peer_id, target, want, with_card)
     return PeerContextOut(
         peer_id=peer_id, target_id=target or peer_id,
         representation=got.representation, peer_card=got.peer_card,
     )  # fmt: skip
 
 
-def _narrow(filters: dict[str, Any] | None, **fixed: str | None) -> dict[str, str | None]:
-    """session_id / peer_id from the path, else from ``filters``; other filters are refused."""
-    scope = dict(fixed)
-    for key, value in (filters or {}).items():
-        if key not in scope or not isinstance(value, str):
-            raise Refusal(422, f"filters.{key}: unsupported in message search", f"filters.{key}")
-        if scope[key] is not None and scope[key] != value:
-            raise Refusal(422, f"filters.{key}: conflicts with the path", f"filters.{key}")
-        scope[key] = value
-    return scope
-
-
 async def _search(
-    svc: Services, ws: str, body: SearchIn, session_id: str | None, peer_id: str | None
+    svc: Services,
+    ws: str,
+    body: SearchIn,
+    session_id: str | None,
+    peer_id: str | None,
 ) -> list[MessageOut]:
-    scope = _narrow(body.filters, session_id=session_id, peer_id=peer_id)
-    query = SearchQuery(query=body.query, limit=body.limit, **scope)
+    parse(body.filters, MESSAGE_FIELDS)  # refused here, naming the field, before any search
+    if body.scope is not None and session_id is not None:
+        raise Refusal(422, "scope: mutually exclusive with a session", "scope")
+    if body.scope is not None and "session_id" in (body.filters or {}):
+        raise Refusal(422, "scope: mutually exclusive with a session_id filter", "scope")
+    sessions = await sessions_of(svc.store, ws, scope=body.scope)
+    query = SearchQuery(
+        query=body.query, limit=body.limit, session_id=session_id, peer_id=peer_id,
+        sessions=sessions, filters=body.filters,
+    )  # fmt: skip
     got = await _ask(svc, ws, query, SearchQuery.KIND, SearchReply)
     return [_message(m) for m in got.messages]
 

@@ -10,9 +10,11 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
 from mnemo_gateway.deps import PathId, Services, Svc
+from mnemo_gateway.recall import ScopeOption, allowlist, sessions_of
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
 from mnemo_schema.answer_format import ResponseFormat
+from mnemo_schema.config import instructions
 from mnemo_schema.dialectic_queries import (
     ChatAnswer,
     ChatChunk,
@@ -22,7 +24,7 @@ from mnemo_schema.dialectic_queries import (
 )
 from mnemo_schema.errors import Refusal
 from mnemo_schema.ids import EntityId
-from mnemo_schema.text import StorableText
+from mnemo_schema.text import JsonObject, StorableText
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["dialectic"])
 
@@ -43,8 +45,9 @@ class WorkspaceChatBody(BaseModel):
     reasoning_level: ReasoningLevel = "low"
     response_format: ResponseFormat | None = None
     include_evidence: bool = False
-    # Named so that a caller using it hears that it is not supported, instead of being ignored.
-    scope: Any = None
+    # Recall confined to a scope's (or scopes') sessions, or to ``filters: {"session_id": ...}``.
+    scope: ScopeOption | None = None
+    filters: JsonObject | None = None
 
 
 class ChatBody(WorkspaceChatBody):
@@ -56,8 +59,14 @@ class ChatBody(WorkspaceChatBody):
 def _checked(body: WorkspaceChatBody) -> None:
     if not body.query.strip() or len(body.query) > MAX_QUERY:
         raise Refusal(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
-    if body.scope is not None:
-        raise Refusal(422, "scope: chat through a scope is not supported", "scope")
+
+
+async def _confined(ws: str, body: WorkspaceChatBody, svc: Services) -> list[str] | None:
+    """The sessions the answer may draw on (None: all), from the scope and the filters."""
+    return await sessions_of(
+        svc.store, ws, scope=body.scope, sessions=allowlist(body.filters),
+        session_id=body.session_id,
+    )  # fmt: skip
 
 
 def _sse(chunk: ChatChunk) -> bytes:
@@ -78,9 +87,12 @@ async def workspace_chat(workspace_id: PathId, body: WorkspaceChatBody, svc: Svc
     await svc.store.workspace(workspace_id)
     if body.session_id is not None:
         await svc.store.session(workspace_id, body.session_id)
+    sessions = await _confined(workspace_id, body, svc)
+    cfg = await svc.store.configuration(workspace_id, body.session_id)
     query = WorkspaceChatQuery(
-        session_id=body.session_id, query=body.query, reasoning_level=body.reasoning_level,
-        include_evidence=body.include_evidence, response_format=body.response_format,
+        session_id=body.session_id, sessions=sessions, query=body.query,
+        reasoning_level=body.reasoning_level, include_evidence=body.include_evidence,
+        response_format=body.response_format, instructions=instructions(cfg, "dialectic"),
     )  # fmt: skip
     return await _ask(svc, workspace_id, query, body.stream)
 
@@ -121,8 +133,11 @@ async def chat_query(workspace_id: str, peer_id: str, body: ChatBody, svc: Servi
             raise Refusal(404, f"peer {body.target!r} not found", "target") from err
     if body.session_id is not None:
         await svc.store.session(workspace_id, body.session_id)
+    sessions = await _confined(workspace_id, body, svc)
+    cfg = await svc.store.configuration(workspace_id, body.session_id)
     return ChatQuery(
         observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
-        query=body.query, reasoning_level=body.reasoning_level,
+        sessions=sessions, query=body.query, reasoning_level=body.reasoning_level,
         include_evidence=body.include_evidence, response_format=body.response_format,
+        instructions=instructions(cfg, "dialectic"),
     )  # fmt: skip

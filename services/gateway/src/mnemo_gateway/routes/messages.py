@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, MessageBatchCreate, MessageOut, MessageUpdate, Page
 from mnemo_gateway.deps import PageQ, PathId, Services, Svc, order
-from mnemo_gateway.store import MESSAGE_COLS
+from mnemo_gateway.store import MESSAGES
 from mnemo_schema import commands as c
 
 router = APIRouter(
@@ -69,8 +69,9 @@ async def list_messages(
     """Messages of a session in posting order, filtered and paginated."""
     await svc.store.session(workspace_id, session_id)
     rows, total, pages = await svc.store.page(
-        "messages", "workspace = %s AND session_id = %s", [workspace_id, session_id],
-        MESSAGE_COLS, body.filters if body else None, paging.page, paging.size,
+        MESSAGES, "workspace = %(ws)s AND session_id = %(sid)s",
+        {"ws": workspace_id, "sid": session_id}, body.filters if body else None,
+        paging.page, paging.size,
         order("seq", paging),
     )  # fmt: skip
     items = [views.message(r) for r in rows]
@@ -97,3 +98,12 @@ async def update_message(
         ),
     )
     return views.message(await svc.store.message(workspace_id, session_id, message_id))
+
+
+@router.delete("/{message_id}", status_code=202)
+async def delete_message(
+    workspace_id: PathId, session_id: PathId, message_id: PathId, svc: Svc
+) -> dict[str, str]:
+    """Erase a message, the summaries covering it and what was derived from it."""
+    await svc.bus.send(workspace_id, c.DeleteMessage(session_id=session_id, message_id=message_id))
+    return {"status": "deleted"}

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Response
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, Page, PeerCreate, PeerOut, PeerUpdate, SessionOut
 from mnemo_gateway.deps import PageQ, PathId, Svc, order
-from mnemo_gateway.store import PEER_COLS, SESSION_COLS
+from mnemo_gateway.store import PEERS, SESSIONS
 from mnemo_schema import commands as c
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}/peers", tags=["peers"])
@@ -33,7 +33,7 @@ async def list_peers(
     """Peers of a workspace, filtered and paginated."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        "peers", "workspace = %s", [workspace_id], PEER_COLS, body.filters if body else None,
+        PEERS, "workspace = %(ws)s", {"ws": workspace_id}, body.filters if body else None,
         paging.page, paging.size, order("created_at", paging),
     )  # fmt: skip
     items = [views.peer(r) for r in rows]
@@ -50,6 +50,13 @@ async def update_peer(workspace_id: PathId, peer_id: PathId, body: PeerUpdate, s
     return views.peer(await svc.store.peer(workspace_id, peer_id))
 
 
+@router.delete("/{peer_id}", status_code=202)
+async def delete_peer(workspace_id: PathId, peer_id: PathId, svc: Svc) -> dict[str, str]:
+    """Erase a peer: its messages, its memberships and every representation of or by it."""
+    await svc.bus.send(workspace_id, c.DeletePeer(peer_id=peer_id))
+    return {"status": "deleted"}
+
+
 @router.post("/{peer_id}/sessions", response_model=Page[SessionOut])
 async def list_peer_sessions(
     workspace_id: PathId, peer_id: PathId, svc: Svc, paging: PageQ, body: ListBody | None = None
@@ -57,11 +64,11 @@ async def list_peer_sessions(
     """Sessions the peer is a member of."""
     await svc.store.peer(workspace_id, peer_id)
     scope = (
-        "workspace = %s AND id IN (SELECT session_id FROM session_peers"
-        " WHERE workspace = %s AND peer_id = %s)"
+        "workspace = %(ws)s AND id IN (SELECT session_id FROM session_peers"
+        " WHERE workspace = %(ws)s AND peer_id = %(peer)s)"
     )
     rows, total, pages = await svc.store.page(
-        "sessions", scope, [workspace_id, workspace_id, peer_id], SESSION_COLS,
+        SESSIONS, scope, {"ws": workspace_id, "peer": peer_id},
         body.filters if body else None, paging.page, paging.size, order("created_at", paging),
     )  # fmt: skip
     items = [views.session(r) for r in rows]

@@ -31,10 +31,10 @@ class QueueStatus(BaseModel):
     sessions: dict[str, SessionQueueStatus] | None = None
 
 
-# A work unit is one message for one representation it feeds. Totals come from the messages'
-# routing; completion from the deriver's progress rows; a unit whose observations the memory
-# projection has not applied yet, or whose message the passage projection has not made
-# searchable yet, still counts as in progress.
+# A work unit is one message for one representation it feeds (none for a message posted with
+# reasoning switched off). Totals come from the messages' routing; completion from the deriver's
+# progress rows; a unit whose observations the memory projection has not applied yet, or whose
+# message the passage projection has not made searchable yet, still counts as in progress.
 _SQL = """
 WITH passages AS (
     SELECT COALESCE((SELECT seq FROM projection_positions WHERE name = 'passages'),
@@ -43,8 +43,9 @@ WITH passages AS (
     SELECT m.session_id, r->>'observer' AS observer, r->>'observed' AS observed, count(*) AS total,
            count(*) FILTER (WHERE m.seq > (SELECT seq FROM passages)) AS unsearchable
     FROM messages m, jsonb_array_elements(m.representations) AS r
-    WHERE m.workspace = %(ws)s
+    WHERE m.workspace = %(ws)s AND m.reasoning
       AND (%(session)s::text IS NULL OR m.session_id = %(session)s)
+      AND (%(sessions)s::text[] IS NULL OR m.session_id = ANY(%(sessions)s))
       AND (%(observer)s::text IS NULL OR r->>'observer' = %(observer)s)
       AND (%(sender)s::text IS NULL OR r->>'observed' = %(sender)s)
     GROUP BY 1, 2, 3
@@ -75,6 +76,28 @@ def _status(total: int, done: int, in_progress: int) -> dict[str, int]:
     }
 
 
+async def _sessions(store: ReadStore, params: dict[str, Any]) -> dict[str, SessionQueueStatus]:
+    try:
+        rows = await store.all(_SQL, params)  # type: ignore[arg-type]
+    except psycopg.errors.UndefinedTable:
+        rows = []  # the deriver has not started yet: no progress recorded
+    return {
+        r["session_id"]: SessionQueueStatus(
+            session_id=r["session_id"], **_status(r["total"], r["done"], r["in_progress"])
+        )
+        for r in rows
+    }
+
+
+async def session_units(
+    store: ReadStore, workspace: str, session_ids: list[str]
+) -> dict[str, SessionQueueStatus]:
+    """The work units of each of ``session_ids`` that has any."""
+    params = {"ws": workspace, "session": None, "sessions": session_ids, "observer": None,
+              "sender": None}  # fmt: skip
+    return await _sessions(store, params)
+
+
 async def work_units(
     store: ReadStore,
     workspace_id: str,
@@ -84,18 +107,10 @@ async def work_units(
 ) -> QueueStatus:
     """Work units pending, in progress and completed, overall and per session (no checks)."""
     params: dict[str, Any] = {
-        "ws": workspace_id, "session": session_id, "observer": observer_id, "sender": sender_id,
+        "ws": workspace_id, "session": session_id, "sessions": None, "observer": observer_id,
+        "sender": sender_id,
     }  # fmt: skip
-    try:
-        rows = await store.all(_SQL, params)  # type: ignore[arg-type]
-    except psycopg.errors.UndefinedTable:
-        rows = []  # the deriver has not started yet: no progress recorded
-    sessions = {
-        r["session_id"]: SessionQueueStatus(
-            session_id=r["session_id"], **_status(r["total"], r["done"], r["in_progress"])
-        )
-        for r in rows
-    }
+    sessions = await _sessions(store, params)
     totals = _status(
         sum(s.total_work_units for s in sessions.values()),
         sum(s.completed_work_units for s in sessions.values()),

@@ -17,7 +17,7 @@ from mnemo_gateway.api import (
     SessionUpdate,
 )
 from mnemo_gateway.deps import PageQ, PathId, Svc, order
-from mnemo_gateway.store import SESSION_COLS
+from mnemo_gateway.store import PEERS, SESSIONS
 from mnemo_schema import commands as c
 from mnemo_schema.config import SessionPeerConfig
 from mnemo_schema.ids import EntityId
@@ -36,7 +36,7 @@ async def get_or_create_session(
         workspace_id,
         c.EnsureSession(
             session_id=body.id, metadata=body.metadata, configuration=body.configuration,
-            peers=body.peers,
+            peers=body.peers, scopes=body.scopes,
         ),
     )  # fmt: skip
     response.status_code = 201 if reply.created else 200
@@ -50,7 +50,7 @@ async def list_sessions(
     """Sessions of a workspace, filtered and paginated."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        "sessions", "workspace = %s", [workspace_id], SESSION_COLS,
+        SESSIONS, "workspace = %(ws)s", {"ws": workspace_id},
         body.filters if body else None, paging.page, paging.size, order("created_at", paging),
     )  # fmt: skip
     items = [views.session(r) for r in rows]
@@ -73,7 +73,7 @@ async def update_session(
 
 @router.delete("/{session_id}", status_code=202)
 async def delete_session(workspace_id: PathId, session_id: PathId, svc: Svc) -> dict[str, str]:
-    """Delete a session, its members and its messages from the read models."""
+    """Erase a session: its members, its messages and what was derived from them."""
     await svc.bus.send(workspace_id, c.DeleteSession(session_id=session_id))
     return {"status": "deleted"}
 
@@ -130,11 +130,11 @@ async def list_session_peers(
     """Members of a session."""
     await svc.store.session(workspace_id, session_id)
     scope = (
-        "workspace = %s AND id IN (SELECT peer_id FROM session_peers"
-        " WHERE workspace = %s AND session_id = %s)"
+        "workspace = %(ws)s AND id IN (SELECT peer_id FROM session_peers"
+        " WHERE workspace = %(ws)s AND session_id = %(sid)s)"
     )
     rows, total, pages = await svc.store.page(
-        "peers", scope, [workspace_id, workspace_id, session_id], {}, None,
+        PEERS, scope, {"ws": workspace_id, "sid": session_id}, None,
         paging.page, paging.size, order("created_at", paging),
     )  # fmt: skip
     items = [views.peer(r) for r in rows]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo_gateway.api import Page
 from mnemo_gateway.deps import PageQ, PathId, Svc, order
+from mnemo_gateway.store import WEBHOOKS
 from mnemo_gateway.webhooks.work import new_event, publish_event
 from mnemo_schema import commands as c
 from mnemo_schema.errors import Refusal
@@ -60,8 +61,8 @@ async def list_webhook_endpoints(
     """The workspace's endpoints, oldest first, paginated."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        "webhook_endpoints", "workspace = %s", [workspace_id], {}, None, paging.page,
-        paging.size, order("created_at", paging),
+        WEBHOOKS, "workspace = %(ws)s", {"ws": workspace_id}, None, paging.page, paging.size,
+        order("created_at", paging),
     )  # fmt: skip
     return Page(
         items=[_out(r) for r in rows], total=total, page=paging.page, size=paging.size,

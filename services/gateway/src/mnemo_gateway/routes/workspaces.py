@@ -7,7 +7,7 @@ from fastapi import APIRouter, Response
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, Page, WorkspaceCreate, WorkspaceOut, WorkspaceUpdate
 from mnemo_gateway.deps import PageQ, PathId, Svc, order
-from mnemo_gateway.store import WORKSPACE_COLS
+from mnemo_gateway.store import WORKSPACES
 from mnemo_schema import commands as c
 
 router = APIRouter(prefix="/v3/workspaces", tags=["workspaces"])
@@ -31,7 +31,7 @@ async def list_workspaces(
 ) -> Page[WorkspaceOut]:
     """All workspaces, filtered and paginated."""
     rows, total, pages = await svc.store.page(
-        "workspaces", "TRUE", [], WORKSPACE_COLS, body.filters if body else None,
+        WORKSPACES, "TRUE", {}, body.filters if body else None,
         paging.page, paging.size, order("created_at", paging),
     )  # fmt: skip
     items = [views.workspace(r) for r in rows]
@@ -50,6 +50,6 @@ async def update_workspace(workspace_id: PathId, body: WorkspaceUpdate, svc: Svc
 
 @router.delete("/{workspace_id}", status_code=202)
 async def delete_workspace(workspace_id: PathId, svc: Svc) -> dict[str, str]:
-    """Delete a workspace and everything in it (the log keeps the history)."""
+    """Erase a workspace and everything in it, in the read models and the log."""
     await svc.bus.send(workspace_id, c.DeleteWorkspace())
     return {"status": "deleted"}

@@ -6,13 +6,18 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_schema.config import SummaryConfiguration
+from mnemo_schema.config import (
+    SummaryConfiguration,
+    WorkspaceConfiguration,
+    effective,
+    instructions,
+)
 from mnemo_schema.summaries import SummaryType
 from mnemo_summarizer.cadence import KINDS, Stored, Turn
 from mnemo_summarizer.ports import SessionRecord
 
 _CONFIG = """
-SELECT w.configuration -> 'summary' AS workspace, s.configuration -> 'summary' AS session
+SELECT w.configuration AS workspace, s.configuration AS session
 FROM (SELECT 1) one
 LEFT JOIN workspaces w ON w.id = %(ws)s
 LEFT JOIN sessions s ON s.workspace = %(ws)s AND s.id = %(sid)s
@@ -31,13 +36,17 @@ ORDER BY seq
 """
 
 
-def _config(raw: Any) -> SummaryConfiguration | None:
+def _config(raw: Any) -> WorkspaceConfiguration | None:
     if not isinstance(raw, dict):
         return None
     try:
-        return SummaryConfiguration.model_validate(raw)
+        return WorkspaceConfiguration.model_validate(raw)
     except ValueError:
         return None
+
+
+def _summary(cfg: WorkspaceConfiguration | None) -> SummaryConfiguration | None:
+    return None if cfg is None else cfg.summary
 
 
 class PgSessionHistory:
@@ -49,7 +58,9 @@ class PgSessionHistory:
         async with self._pool.connection() as conn:
             # The pool hands out rows as dicts.
             row: dict[str, Any] | None = await (await conn.execute(_CONFIG, args)).fetchone()  # type: ignore[assignment]
-            configs = (_config(row["workspace"]), _config(row["session"])) if row else ()
+            levels = (_config(row["workspace"]), _config(row["session"])) if row else ()
+            configs = tuple(_summary(c) for c in levels)
+            told = instructions(effective(*levels), "summarizer")
             latest: dict[SummaryType, Stored] = {}
             stored: list[dict[str, Any]] = await (await conn.execute(_LATEST, args)).fetchall()  # type: ignore[assignment]
             for r in stored:
@@ -63,4 +74,4 @@ class PgSessionHistory:
         messages = tuple(
             Turn(int(r["seq"]), r["id"], r["peer_id"], r["content"], r["created_at"]) for r in rows
         )
-        return SessionRecord(configs=configs, latest=latest, messages=messages)
+        return SessionRecord(configs=configs, latest=latest, messages=messages, instructions=told)

@@ -1,4 +1,4 @@
--- depends: projector-0001-read-models
+-- depends: projector-0005-erasure
 -- The webhook endpoints each workspace registered; deleting the workspace removes them.
 CREATE TABLE IF NOT EXISTS webhook_endpoints (
     workspace text NOT NULL,
@@ -14,6 +14,8 @@ BEGIN
     DELETE FROM messages WHERE workspace = ws;
     DELETE FROM summaries WHERE workspace = ws;
     DELETE FROM session_peers WHERE workspace = ws;
+    DELETE FROM scope_sessions WHERE workspace = ws;
+    DELETE FROM scopes WHERE workspace = ws;
     DELETE FROM sessions WHERE workspace = ws;
     DELETE FROM peers WHERE workspace = ws;
     DELETE FROM webhook_endpoints WHERE workspace = ws;

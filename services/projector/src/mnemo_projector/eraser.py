@@ -1,0 +1,276 @@
+"""The eraser: carries out each deletion in the log, so that nothing of what it erased stays.
+
+It follows the entity subjects (where every deletion event is published) from its position in
+``projection_positions`` (``erasure``). For each deletion it reads back what came before it,
+decides what the deletion covers (``erasure.plan``) and then, in this order:
+
+1. records the erasure and the ids of the messages and observations it erases (``erasures``,
+   ``erased_ids``), committed before anything is erased, so a run interrupted after erasing
+   some events still finds what rests on them when it starts again;
+2. publishes ``ObservationsErased`` for each representation that loses observations (the memory
+   projection drops their rows, vectors, postings and, where the card was drawn from them, the
+   card), and states again any survivor that had been folded into an erased duplicate;
+3. erases the covered events from the stream, securely (their bytes overwritten) where they
+   held content, the erased messages' own events last (a run started again after them finds
+   what rests on them from the ids it recorded);
+4. deletes the dead letters holding any of them;
+5. marks the erasure finished and moves its position past the deletion.
+
+Every step is idempotent (an erased sequence is no error, the events it publishes carry fixed
+ids for the bus's duplicate window, and applying them twice changes nothing), so a crash at any
+point is repaired by running the deletion again, which is what the restart does. The read
+models retract the deleted entity themselves when they apply the deletion event.
+
+Work still in flight when an erasure runs (a derivation or summary of an erased message landing
+after it) is erased as it lands: the eraser also follows the observation and summary subjects,
+and an event citing an erased message or observation goes the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from psycopg_pool import AsyncConnectionPool
+from pydantic import ValidationError
+
+from mnemo_projector import erasure
+from mnemo_projector.positions import read_position
+from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
+from mnemo_runtime.logging import get_logger
+from mnemo_runtime.streams import Stored, erase, read_stored
+from mnemo_schema import subjects
+from mnemo_schema.events import (
+    MessageDeleted,
+    PeerDeleted,
+    SessionDeleted,
+    WorkspaceDeleted,
+    decode_event,
+)
+from mnemo_schema.observations import ObservationsErased, ObservationWritten
+from mnemo_schema.summaries import SummaryUpdated
+
+log = get_logger("mnemo.projector.eraser")
+
+ERASURE = "erasure"
+# What the eraser follows: deletions (entity subjects) and late work (observations, summaries).
+FOLLOWED = ("mnemo.evt.*.ent.>", "mnemo.evt.*.obs.>", "mnemo.evt.*.sum.*")
+
+
+class Eraser:
+    """Carries out deletions in the log and the projections that do not see them directly."""
+
+    name = ERASURE
+
+    def __init__(
+        self, nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, poll_s: float = 0.2
+    ) -> None:
+        self._nc = nc
+        self._js = js
+        self._pool = pool
+        self._poll = poll_s
+        self._publisher = EventPublisher(js)
+        self.applied = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow the log until ``stop`` is set."""
+        while not stop.is_set():
+            try:
+                if not await self.step():
+                    await asyncio.wait_for(stop.wait(), timeout=self._poll)
+            except TimeoutError:
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("eraser.failed")
+                await asyncio.sleep(0.5)
+
+    async def step(self) -> int:
+        """Handle what arrived since the position; how many events were read."""
+        async with self._pool.connection() as conn:
+            position = await read_position(conn, ERASURE)
+        last = (await self._js.stream_info(subjects.STREAM)).state.last_seq
+        if last <= position:
+            self.applied = position
+            return 0
+        stored = sorted(
+            {
+                s.seq: s
+                for f in FOLLOWED
+                for s in await read_stored(self._js, subjects.STREAM, f, after=position)
+            }.values(),
+            key=lambda s: s.seq,
+        )
+        gone: set[int] = set()
+        for s in stored:
+            if s.seq not in gone:
+                gone |= await self._one(s)
+                await self._advance(s.seq)
+        await self._advance(int(last))
+        return len(stored)
+
+    async def _advance(self, seq: int) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq < %s",
+                (seq, ERASURE, seq),
+            )
+        self.applied = max(self.applied, seq)
+
+    async def _one(self, s: Stored) -> set[int]:
+        """Handle one followed event; the sequences it erased."""
+        try:
+            event = decode_event(s.data)
+        except ValidationError:
+            return set()
+        if isinstance(event, MessageDeleted | SessionDeleted | PeerDeleted | WorkspaceDeleted):
+            p = await self.carry_out(erasure.Target.of(s.seq, event))
+            return p.secure | p.plain
+        if isinstance(event, ObservationWritten | SummaryUpdated):
+            await self._late(s.seq, event)
+        return set()
+
+    async def carry_out(self, t: erasure.Target) -> erasure.Plan:
+        """Erase what ``t`` covers (again, if an earlier run was interrupted)."""
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO erasures (seq, workspace, kind, target) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (seq) DO NOTHING",
+                (t.seq, t.workspace, t.kind, t.name),
+            )
+            cur = await conn.execute(
+                "SELECT id FROM erased_ids WHERE workspace = %s AND seq = %s",
+                (t.workspace, t.seq),
+            )
+            already = [str(r["id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
+        stored = [
+            s
+            for f in t.filters()
+            for s in await read_stored(self._js, subjects.STREAM, f, before=t.seq)
+        ]
+        p = erasure.plan(t, stored, already)
+        await self._remember(t.workspace, t.seq, p.messages, p.erased_observations)
+        await self._retract(t.workspace, t.event_id, p)
+        erased = await erase(self._nc, subjects.STREAM, p.secure - p.posted, secure=True)
+        erased += await erase(self._nc, subjects.STREAM, p.plain, secure=False)
+        erased += await erase(self._nc, subjects.STREAM, p.posted, secure=True)
+        letters = await self._drop_letters(t, p.secure | p.plain)
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE erasures SET finished_at = now(), events_erased = events_erased + %s,"
+                " letters_erased = letters_erased + %s WHERE seq = %s",
+                (erased, letters, t.seq),
+            )
+        log.info(
+            "erasure.done", workspace=t.workspace, kind=t.kind, seq=t.seq,
+            events=erased, observations=len(p.erased_observations), letters=letters,
+        )  # fmt: skip
+        return p
+
+    async def _remember(
+        self, ws: str, seq: int, messages: Iterable[str], observations: Iterable[str]
+    ) -> None:
+        rows = [(ws, "m", m, seq) for m in messages] + [(ws, "o", o, seq) for o in observations]
+        if not rows:
+            return
+        async with self._pool.connection() as conn, conn.cursor() as cur:
+            await cur.executemany(
+                "INSERT INTO erased_ids (workspace, kind, id, seq) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                rows,
+            )
+
+    async def _retract(self, ws: str, event_id: str, p: erasure.Plan) -> None:
+        """Tell the memory projection what goes; state again what had merged into it."""
+        gone = p.erased_observations
+        events = [
+            ObservationsErased(
+                event_id=f"{event_id}.erased.{i}",
+                workspace=ws,
+                observer=rep[0],
+                observed=rep[1],
+                observation_ids=sorted(ids),
+                card=rep in p.cards,
+            )
+            for i, (rep, ids) in enumerate(sorted(p.observations.items()))
+        ]
+        if events:
+            await self._publisher.publish(events)
+        if not gone:
+            return
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT alias_id FROM observation_aliases WHERE workspace = %s"
+                " AND canonical_id = ANY(%s) AND NOT alias_id = ANY(%s)",
+                (ws, sorted(gone), sorted(gone)),
+            )
+            survivors = [str(r["alias_id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
+        for alias in survivors:
+            s = p.written.get(alias)
+            if s is not None:
+                await self._js.publish(
+                    s.subject, s.data, headers={MSG_ID_HEADER: f"{event_id}.restated.{alias}"}
+                )
+
+    async def _drop_letters(self, t: erasure.Target, seqs: set[int]) -> int:
+        """Dead letters holding an erased event, or anything of an erased workspace or session."""
+        where, args = "stream_seq = ANY(%s)", list[Any]([sorted(seqs)])
+        if t.kind == "workspace":
+            where, args = f"({where} OR workspace = %s)", [*args, t.workspace]
+        elif t.kind == "session":
+            where = f"({where} OR (workspace = %s AND session_id = %s))"
+            args = [*args, t.workspace, t.session_id or ""]
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(f"DELETE FROM dead_letters WHERE {where}", args)
+            return int(cur.rowcount or 0)
+
+    async def _late(self, seq: int, e: ObservationWritten | SummaryUpdated) -> None:
+        """An observation or summary landing after an erasure of what it rests on goes too."""
+        if isinstance(e, ObservationWritten):
+            cited = [("m", m) for m in e.source_message_ids] + [("o", o) for o in e.premise_ids]
+        else:
+            cited = [("m", e.message_id)]
+        if not cited or not await self._erased(e.workspace, cited):
+            return
+        if isinstance(e, ObservationWritten):
+            at = await self._erasure_of(e.workspace, cited)
+            await self._remember(e.workspace, at, [], [e.observation_id])
+            erased = ObservationsErased(
+                event_id=f"{e.event_id}.erased",
+                workspace=e.workspace,
+                observer=e.observer,
+                observed=e.observed,
+                observation_ids=[e.observation_id],
+            )
+            await self._publisher.publish([erased])
+        else:
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "DELETE FROM summaries WHERE workspace = %s AND session_id = %s"
+                    " AND message_id = %s",
+                    (e.workspace, e.session_id, e.message_id),
+                )
+        await erase(self._nc, subjects.STREAM, [seq], secure=True)
+        log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
+
+    async def _erased(self, ws: str, cited: list[tuple[str, str]]) -> bool:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT 1 FROM erased_ids WHERE workspace = %s AND (kind, id) IN"
+                ' (SELECT * FROM unnest(%s::"char"[], %s::text[])) LIMIT 1',
+                (ws, [k for k, _ in cited], [i for _, i in cited]),
+            )
+            return await cur.fetchone() is not None
+
+    async def _erasure_of(self, ws: str, cited: list[tuple[str, str]]) -> int:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT max(seq) AS seq FROM erased_ids WHERE workspace = %s AND id = ANY(%s)",
+                (ws, [i for _, i in cited]),
+            )
+            row: Any = await cur.fetchone()
+            return int(row["seq"] or 0)
