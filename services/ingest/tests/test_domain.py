@@ -123,3 +123,14 @@ def test_ensure_is_get_or_create():
     assert decide(m, c.EnsureWorkspace(), CTX).created is True
     again = decide(m, c.EnsureWorkspace(), CTX)
     assert again.created is False and again.events == []
+
+
+def test_an_update_of_a_missing_workspace_creates_it_with_what_it_sets():
+    m = WorkspaceModel()
+    decision = decide(m, c.UpdateWorkspace(metadata={"plan": "pro"}), CTX)
+    assert decision.created is True
+    (created,) = decision.events
+    assert created.type == "WorkspaceCreated" and created.metadata == {"plan": "pro"}
+    again = decide(m, c.UpdateWorkspace(metadata={"plan": "free"}), CTX)
+    assert again.created is False
+    assert [e.type for e in again.events] == ["WorkspaceUpdated"]
