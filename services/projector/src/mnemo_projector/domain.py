@@ -25,7 +25,6 @@ from mnemo_schema.events import (
     WorkspaceDeleted,
     WorkspaceUpdated,
 )
-from mnemo_schema.summaries import SummaryUpdated
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -117,14 +116,6 @@ def statement(seq: int, event: Event) -> Statement | None:
             )
         case MessagePosted():
             return (_INSERT_MESSAGES, (messages_json([message_record(seq, event)]),))
-        case SummaryUpdated():
-            return (
-                "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
-                " message_id, message_seq, messages_covered, token_count, created_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (ws, event.session_id, event.summary_type, seq, event.content, event.message_id,
-                 event.message_seq, event.messages_covered, event.token_count, event.occurred_at),
-            )  # fmt: skip
         case MessageMetadataUpdated():
             return (
                 "UPDATE messages SET metadata = %s WHERE workspace = %s AND id = %s",

@@ -1,10 +1,15 @@
-"""The memory read model: observations and provenance in Postgres, their vectors in the index.
+"""The memory read model: observations and provenance in Postgres, their vectors in the index,
+peer cards, session summaries and dreams.
 
 Each observation is embedded once, when projected; a replay re-embeds, which is how a new
 embedding model takes over. Exact duplicates (same normalised text, level and representation) and
 near duplicates (cosine distance under ``near_distance``) raise ``times_derived`` of the kept
 observation instead of adding a row, and the duplicate's id becomes an alias of it. A near
 duplicate must also name the same names, numbers and dates.
+
+Every read the projection makes runs in its own transaction and every check reads the log
+(``grounding``), so what it holds depends on the log alone: ``mnemo rebuild --memory`` replays
+it to the same state.
 """
 
 from __future__ import annotations
@@ -15,19 +20,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from nats.aio.client import Client as NATS
 from psycopg import AsyncConnection
 
 from mnemo_projector import lexicon
+from mnemo_projector.cited import LogMessages
+from mnemo_projector.grounding import CitedMessages, resolve, verdicts
+from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.rules import content_key, salient_tokens
-from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.memory.tables import MEMORY_PROJECTION
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
-from mnemo_schema.events import Event
+from mnemo_schema.dreams import DreamCompleted, DreamDue
+from mnemo_schema.events import Event, SessionDeleted, WorkspaceDeleted
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.summaries import SummaryUpdated
 
 log = get_logger("mnemo.projector.memory")
 
@@ -68,10 +77,9 @@ class IndexUpkeep:
 
 
 class MemoryProjection:
-    """Projects ObservationWritten, ObservationDeleted and PeerCardUpdated."""
+    """Projects observations, their deletions and peer cards; summaries; dreams."""
 
-    name = MEMORY_PROJECTION
-    filter_subject = subjects.OBSERVATION_FILTER
+    name = positions.MEMORY
     applied_subject = subjects.MEMORY_PROJECTION_APPLIED
     pipelined = False  # apply() reads row counts and lookups back as it goes
 
@@ -79,16 +87,28 @@ class MemoryProjection:
         self,
         embedder: Embedder,
         index: VectorIndex,
-        store: RepresentationStore,
+        nc: NATS | None = None,
         near_distance: float = 0.05,
         upkeep: IndexUpkeep | None = None,
+        cited: CitedMessages | None = None,
     ) -> None:
         self._embedder = embedder
         self._index = index
-        self._store = store
+        if cited is None:
+            assert nc is not None, "the cited messages are read from the log"
+            cited = LogMessages(nc)
+        self._cited = cited
         self._near = near_distance
         self._upkeep = upkeep or IndexUpkeep()
         self._counter = TokenCounter()
+
+    def filters(self, partition: int) -> list[str]:
+        """Memory events (observations, cards), summaries, dreams, and the entity events that
+        erase a session's or a workspace's summaries."""
+        return [
+            subjects.observation_filter(partition), subjects.summary_filter(partition),
+            subjects.dream_filter(partition), *subjects.erasure_filters(partition),
+        ]  # fmt: skip
 
     async def setup(self, conn: AsyncConnection) -> None:
         del conn  # the tables come from the migrations
@@ -100,13 +120,13 @@ class MemoryProjection:
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
-        verdicts = await self._store.check([e for _, e in written])
+        checked = await verdicts(conn, [e for _, e in written], self._cited)
         contents = [e.content for _, e in written]
         vectors = await self._embedder.embed(contents)
         counts = self._counter.count_many(contents)
         by_event = {
             id(e): (v, vec, n)
-            for (_, e), v, vec, n in zip(written, verdicts, vectors, counts, strict=True)
+            for (_, e), v, vec, n in zip(written, checked, vectors, counts, strict=True)
         }
         work = _Batch()
         for seq, event in batch:
@@ -128,6 +148,8 @@ class MemoryProjection:
                     (event.workspace, event.observer, event.observed, event.card, event.origin,
                      seq, event.occurred_at),
                 )  # fmt: skip
+            else:
+                await _apply_other(conn, seq, event)
         await lexicon.index(conn, work.documents)
         for ws, oid in work.unindexed:
             await lexicon.unindex(conn, ws, "o", [oid])
@@ -181,9 +203,7 @@ class MemoryProjection:
             )
             return
         premises = (
-            list((await self._store.resolve(scope, e.premise_ids)).values())
-            if e.premise_ids
-            else []
+            list((await resolve(conn, scope, e.premise_ids)).values()) if e.premise_ids else []
         )
         premises = sorted(set(premises) | {p for p in e.premise_ids if p in work.kept})
         cur = await conn.execute(
@@ -255,7 +275,7 @@ class MemoryProjection:
 
     async def _delete(self, conn: AsyncConnection, e: ObservationDeleted, work: _Batch) -> None:
         scope = Scope(e.workspace, e.observer, e.observed)
-        canonical = (await self._store.resolve(scope, [e.observation_id])).get(
+        canonical = (await resolve(conn, scope, [e.observation_id])).get(
             e.observation_id, e.observation_id
         )
         await conn.execute(
@@ -282,3 +302,38 @@ async def _reject(conn: AsyncConnection, seq: int, e: ObservationWritten, reason
         " ON CONFLICT DO NOTHING",
         (e.workspace, e.observation_id, seq, reason),
     )
+
+
+async def _apply_other(conn: AsyncConnection, seq: int, event: Event) -> None:
+    """Summaries, dreams, and what a deleted session or workspace takes along."""
+    match event:
+        case SummaryUpdated():
+            await conn.execute(
+                "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
+                " message_id, message_seq, messages_covered, token_count, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (event.workspace, event.session_id, event.summary_type, seq, event.content,
+                 event.message_id, event.message_seq, event.messages_covered, event.token_count,
+                 event.occurred_at),
+            )  # fmt: skip
+        case DreamDue():
+            await conn.execute(
+                "INSERT INTO dreams (workspace, due_event_id, observer, observed, session_id,"
+                " reason, due_seq) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (workspace, due_event_id) DO NOTHING",
+                (event.workspace, event.event_id, event.observer, event.observed,
+                 event.session_id, event.reason, seq),
+            )  # fmt: skip
+        case DreamCompleted():
+            await conn.execute(
+                "UPDATE dreams SET completed_seq = %s WHERE workspace = %s AND due_event_id = %s",
+                (seq, event.workspace, event.due_event_id),
+            )
+        case SessionDeleted():
+            await conn.execute(
+                "DELETE FROM summaries WHERE workspace = %s AND session_id = %s",
+                (event.workspace, event.session_id),
+            )
+        case WorkspaceDeleted():
+            await conn.execute("DELETE FROM summaries WHERE workspace = %s", (event.workspace,))
+            await conn.execute("DELETE FROM dreams WHERE workspace = %s", (event.workspace,))
