@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mnemo_schema.events import MessagePosted
@@ -14,7 +15,7 @@ class RepKey:
     observed: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Item:
     """One message for one representation, with the turn before it if another peer spoke it."""
 
@@ -23,6 +24,9 @@ class Item:
     context: MessagePosted | None = None
     # The delivery this item settles (opaque here); a redelivered message gets a new one.
     owner: object | None = field(default=None, compare=False)
+    # The session's previous message is not known yet: it is read from the log before the
+    # batch is derived (and shown only if another peer wrote it).
+    context_unknown: bool = False
 
 
 @dataclass
@@ -63,6 +67,11 @@ class Batcher:
             if now - b.last_added_at >= self.idle_s or now - b.opened_at >= self.max_age_s
         ]
         return [self._open.pop(k) for k in ready]
+
+    def drop(self, keep: Callable[[RepKey], bool]) -> list[Batch]:
+        """Remove and return the open batches of the representations ``keep`` rejects."""
+        gone = [k for k in self._open if not keep(k)]
+        return [self._open.pop(k) for k in gone]
 
     def drain(self) -> list[Batch]:
         """Close and return every open batch."""
