@@ -107,7 +107,7 @@ class Dreamer:
         )  # fmt: skip
         # Induction reads the belief set deduction left, so deduction's edits must be projected.
         if session.last_seq and not await self._memory.wait_applied(
-            session.last_seq, cfg.projection_wait_s
+            scope.workspace, session.last_seq, cfg.projection_wait_s
         ):
             log.warning("dreamer.projection_lag", seq=session.last_seq)
         card = await self._memory.card(scope)
