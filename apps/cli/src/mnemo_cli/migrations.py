@@ -7,8 +7,9 @@ from mnemo_deriver.app import MIGRATIONS as DERIVER
 from mnemo_dreamer.app import MIGRATIONS as DREAMER
 from mnemo_projector.tables import MIGRATIONS as PROJECTOR
 from mnemo_runtime.migrate import RUNTIME_MIGRATIONS, migrate, migrate_blocking
+from mnemo_summarizer.app import MIGRATIONS as SUMMARIZER
 
-SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, DREAMER, CONTEXT)
+SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, SUMMARIZER, DREAMER, CONTEXT)
 
 
 async def migrate_all(database_url: str) -> list[str]:
