@@ -152,7 +152,10 @@ async def _until_all_acknowledged(js: object, count: int, timeout_s: float) -> N
     info = None
     while time.monotonic() < deadline:
         try:
-            info = await js.consumer_info(subjects.STREAM, subjects.DERIVER_DURABLE)
+            durable = subjects.stage_durable(
+                subjects.DERIVER, subjects.partition_of(WS, subjects.DEFAULT_PARTITIONS)
+            )
+            info = await js.consumer_info(subjects.STREAM, durable)
         except Exception:  # the deriver has not created its consumer yet
             info = None
         if (
