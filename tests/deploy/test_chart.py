@@ -312,7 +312,6 @@ def test_the_dashboard_reads_only_metrics_mnemo_exposes(rendered: Any) -> None:
         ),
         (("partitions=0",), "/partitions"),
         (("services.context.enabled=true",), "set qdrant.url"),
-        (("services.grpc.enabled=true",), "no gRPC API yet"),
         (("services.deriver.autoscaling.enabled=true",), "only the stateless readers"),
         (
             ("qdrant.url=http://q:6333", "services.memoryProjection.enabled=true"),
@@ -389,3 +388,14 @@ def test_the_umbrella_chart_points_mnemo_at_its_own_nats(chart: Any, tmp_path: P
         for t in d["spec"]["triggers"]
     }
     assert endpoints == {"m-nats-headless:8222"}
+
+
+def test_the_grpc_gateway_runs_as_its_own_deployment_with_its_port(case: list[Manifest]) -> None:
+    (grpc,) = [d for d in _of(case, "Deployment") if d["metadata"]["name"].endswith("-grpc")]
+    (c,) = grpc["spec"]["template"]["spec"]["containers"]
+    assert c["args"] == ["serve", "--components", "grpc"]
+    assert {"name": "grpc", "containerPort": 50051, "protocol": "TCP"} in c["ports"]
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert (env["MNEMO_GRPC_HOST"], env["MNEMO_GRPC_PORT"]) == ("0.0.0.0", "50051")
+    (svc,) = [s for s in _of(case, "Service") if s["metadata"]["name"].endswith("-grpc")]
+    assert any(p["name"] == "grpc" and p["appProtocol"] == "grpc" for p in svc["spec"]["ports"])

@@ -103,6 +103,7 @@ class MnemoProcess:
     database_url: str
     log: Path
     port: int = field(default_factory=free_port)
+    grpc_port: int = field(default_factory=free_port)
     extra_env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -116,6 +117,7 @@ class MnemoProcess:
             "NATS_URL": self.nats_url,
             "DATABASE_URL": self.database_url,
             "MNEMO_GATEWAY_PORT": str(self.port),
+            "MNEMO_GRPC_PORT": str(self.grpc_port),
             "MNEMO_STATE_DIR": str(self.log.parent / f"state-{self.port}"),
             **self.extra_env,
         }

@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 import yaml
 from honcho import Honcho
+from mnemo.v1 import messages_pb2 as mp
+from mnemo.v1 import messages_pb2_grpc as mg
 
 from mnemo_runtime.stack import free_port
 
@@ -80,6 +83,9 @@ def _pods(
         if "http" in ports:
             env["MNEMO_GATEWAY_PORT"] = str(ports["http"])
             env["MNEMO_GATEWAY_HOST"] = "127.0.0.1"
+        if "grpc" in ports:
+            env["MNEMO_GRPC_PORT"] = str(ports["grpc"])
+            env["MNEMO_GRPC_HOST"] = "127.0.0.1"
         env["MNEMO_METRICS_HOST"] = "127.0.0.1"
         name = d["metadata"]["name"]
         env["MNEMO_STATE_DIR"] = str(state / name)
@@ -137,6 +143,7 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         "m-mnemo-deriver",
         "m-mnemo-summarizer",
         "m-mnemo-memory",
+        "m-mnemo-grpc",
     }
     try:
         _start(job, tmp_path)
@@ -169,6 +176,16 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         hits = alice.conclusions.query("what is her job?", top_k=3)
         assert hits and "nurse" in hits[0].content
         assert "nurse" in (alice.chat("Where does Alice work?") or "")
+        # The gRPC gateway, a pod of its own, reads the same messages.
+        (rpc,) = [p for p in deployments if p.name == "m-mnemo-grpc"]
+        with grpc.insecure_channel(f"127.0.0.1:{rpc.env['MNEMO_GRPC_PORT']}") as channel:
+            listed = mg.MessageServiceStub(channel).ListMessages(
+                mp.ListMessagesRequest(parent="workspaces/chart/sessions/s"), timeout=30
+            )
+        assert [m.content for m in listed.messages] == [
+            "I work as a nurse at the city hospital.",
+            "Nice!",
+        ]
 
         by_name = {p.name: p for p in deployments}
         gw = _metrics(gateway)

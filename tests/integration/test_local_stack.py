@@ -35,6 +35,7 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
         "NATS_URL": own_nats,
         "DATABASE_URL": fresh_database,
         "MNEMO_GATEWAY_PORT": str(port),
+        "MNEMO_GRPC_PORT": str(free_port()),
         "MNEMO_STATE_DIR": str(state),
     }
     env.pop("MNEMO_COMPONENTS", None)
@@ -69,7 +70,7 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
         assert "nurse" in h.search("hospital", limit=1)[0].content
         assert "nurse" in str(alice.chat("Where does Alice work?"))
         log = (state / "logs" / "api.log").read_text()
-        assert '"components": ["gateway", "ingest"]' in log
+        assert '"components": ["gateway", "ingest", "grpc"]' in log
         read = (state / "logs" / "read.log").read_text()
         assert '"components": ["context", "dialectic"]' in read
         # A process of another layout (an earlier version's, say) is stopped by `down` too.

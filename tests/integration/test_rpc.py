@@ -66,3 +66,55 @@ async def test_call_and_stream(own_nats):
         assert err.value.status == 503
     finally:
         await nc.close()
+
+
+async def test_a_caller_that_gives_up_stops_the_work_it_asked_for(own_nats):
+    import asyncio
+
+    started, stopped = asyncio.Event(), asyncio.Event()
+
+    async def slow(ws: str, q: Ask) -> Answer:
+        started.set()
+        try:
+            await asyncio.sleep(60)  # a long model call
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        return Answer(workspace=ws, text=q.text)
+
+    async def slow_chunks(ws: str, q: Ask) -> AsyncIterator[Answer]:
+        # Each chunk goes out once the next is ready (the last is marked as such).
+        yield Answer(workspace=ws, text="first")
+        yield Answer(workspace=ws, text="second")
+        await slow(ws, q)
+        yield Answer(workspace=ws, text="never")
+
+    nc = await nats.connect(own_nats)
+    try:
+        await rpc.serve(nc, "mnemo.qry.*.slow", Ask, slow, "slow", stream_handler=slow_chunks)
+        # A call whose timeout passes tells the service; so does a cancelled one.
+        with pytest.raises(Refusal):
+            await rpc.call(nc, "mnemo.qry.w.slow", Ask(text="x"), Answer, 0.5, cancellable=True)
+        await asyncio.wait_for(stopped.wait(), 5)
+        started.clear(), stopped.clear()
+        task = asyncio.ensure_future(
+            rpc.call(nc, "mnemo.qry.w.slow", Ask(text="x"), Answer, 30, cancellable=True)
+        )
+        await asyncio.wait_for(started.wait(), 5)
+        task.cancel()
+        await asyncio.wait_for(stopped.wait(), 5)
+        # A stream read only in part stops too.
+        started.clear(), stopped.clear()
+        chunks_ = rpc.stream(nc, "mnemo.qry.w.slow", Ask(text="x"), Answer, 30, cancellable=True)
+        assert (await anext(chunks_)).text == "first"
+        await asyncio.wait_for(started.wait(), 5)
+        await chunks_.aclose()
+        await asyncio.wait_for(stopped.wait(), 5)
+        # Without asking for it, a call leaves the work to finish (nothing is sent).
+        started.clear(), stopped.clear()
+        with pytest.raises(Refusal):
+            await rpc.call(nc, "mnemo.qry.w.slow", Ask(text="x"), Answer, 0.3)
+        await asyncio.sleep(0.5)
+        assert not stopped.is_set()
+    finally:
+        await nc.close()

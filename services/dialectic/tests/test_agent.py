@@ -6,11 +6,11 @@ from collections.abc import Mapping
 
 from mnemo_dialectic.adapters.fake import FakeReader, day
 from mnemo_dialectic.agent import DialecticAgent
+from mnemo_dialectic.app import local_dialectic
 from mnemo_dialectic.domain import Msg, Obs
 from mnemo_dialectic.handlers import ChatHandlers
 from mnemo_dialectic.settings import DialecticSettings
 from mnemo_runtime.models import ChatModel, ModelRequest, ModelResponse, Stage, ToolResultBlock
-from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
 from mnemo_schema.dialectic_queries import ChatQuery
 
@@ -25,8 +25,9 @@ def obs(i: str, content: str, when: str, level: str = "explicit", **kw: object) 
 
 
 def agent(reader: FakeReader, model: ChatModel | None = None) -> DialecticAgent:
-    chosen = model or LocalReasoner()
-    models: Mapping[Stage, ChatModel] = {s: chosen for s in Stage if s.name.startswith("DIALECTIC")}
+    models: Mapping[Stage, ChatModel] = {
+        s: model or local_dialectic(s) for s in Stage if s.name.startswith("DIALECTIC")
+    }
     return DialecticAgent(models, reader, DialecticSettings())
 
 

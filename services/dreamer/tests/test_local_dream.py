@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mnemo_runtime.models import ModelRequest, ModelResponse, Usage
-from mnemo_runtime.models.local import LocalReasoner
+from mnemo_dreamer.app import local_dreamer
+from mnemo_runtime.models import ModelRequest, ModelResponse, Stage, Usage
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.observations import ObservationWritten
@@ -24,7 +24,7 @@ async def test_local_dream_revises_generalises_and_sets_the_card(world) -> None:
     world.memory.add("o2", "Alice went climbing with friends", day=1)
     world.memory.add("o3", "Alice moved to Denver", day=30)
     world.memory.add("o4", "Alice loves climbing in the mountains", day=31)
-    local = LocalReasoner()
+    local = local_dreamer(Stage.DREAMER_DEDUCTION)
     done = await world.dreamer(model=local, induction=local).dream(DUE)
     assert "o1" in world.memory.deleted
     written = world.log.of(ObservationWritten)
@@ -72,7 +72,7 @@ async def test_dream_cost_by_representation_size(world, size: int) -> None:
     scripted = await world.dreamer(model=scripted_deduction, induction=scripted_induction).dream(
         DUE
     )
-    local = LocalReasoner()
+    local = local_dreamer(Stage.DREAMER_DEDUCTION)
     heuristic = await world.dreamer(model=local, induction=local).dream(
         DUE.model_copy(update={"event_id": f"local-{size}"})
     )

@@ -8,6 +8,7 @@ import pytest
 
 from mnemo_ingest.domain import Context, decide
 from mnemo_ingest.model import WorkspaceModel
+from mnemo_ingest.ports import SessionCopy, StoredMessage
 from mnemo_schema import commands as c
 from mnemo_schema.config import PeerConfig, SessionPeerConfig
 from mnemo_schema.errors import Refusal
@@ -134,3 +135,57 @@ def test_an_update_of_a_missing_workspace_creates_it_with_what_it_sets():
     again = decide(m, c.UpdateWorkspace(metadata={"plan": "free"}), CTX)
     assert again.created is False
     assert [e.type for e in again.events] == ["WorkspaceUpdated"]
+
+
+def _copy_of(events: list[MessagePosted]) -> SessionCopy:
+    return SessionCopy(
+        metadata={"topic": "x"},
+        configuration={},
+        messages=[
+            StoredMessage(e.message_id, e.peer_id, e.content, e.created_at, e.token_count)
+            for e in events
+        ],
+    )
+
+
+def test_a_clone_copies_members_and_messages_up_to_the_one_named():
+    m = model_with(
+        c.EnsureSession(
+            session_id="s",
+            peers={"a": SessionPeerConfig(), "b": SessionPeerConfig(observe_others=True)},
+        )
+    )
+    posted = post(m, "a", "b", "a")
+    copy = _copy_of(posted)
+    whole = decide(m, c.CloneSession(session_id="s", clone_id="c1"), CTX, copy=copy)
+    assert whole.session_id == "c1" and whole.created
+    joined = {
+        (e.peer_id, e.observe_others) for e in whole.events if isinstance(e, PeerJoinedSession)
+    }
+    assert joined == {("a", False), ("b", True)}
+    copies = [e for e in whole.events if isinstance(e, MessagePosted)]
+    assert [e.cloned_from for e in copies] == [e.message_id for e in posted]
+    assert [e.content for e in copies] == [e.content for e in posted]
+    assert all(e.session_id == "c1" and not e.representations for e in copies)
+    assert not {e.message_id for e in copies} & {e.message_id for e in posted}
+
+    cut = decide(m, c.CloneSession(session_id="s", message_id=posted[1].message_id), CTX, copy=copy)
+    assert [e.cloned_from for e in cut.events if isinstance(e, MessagePosted)] == [
+        e.message_id for e in posted[:2]
+    ]
+    assert cut.session_id not in (None, "s", "c1")
+
+
+@pytest.mark.parametrize(
+    ("cmd", "status", "field"),
+    [
+        (c.CloneSession(session_id="nope"), 404, "session_id"),
+        (c.CloneSession(session_id="s", message_id="elsewhere"), 404, "message_id"),
+        (c.CloneSession(session_id="s", clone_id="s"), 409, "clone_id"),
+    ],
+)
+def test_a_clone_is_refused_naming_the_field(cmd, status, field):
+    m = model_with(c.EnsureSession(session_id="s"))
+    with pytest.raises(Refusal) as err:
+        decide(m, cmd, CTX, copy=_copy_of(post(m, "a")))
+    assert (err.value.status, err.value.field) == (status, field)

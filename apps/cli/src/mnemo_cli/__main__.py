@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
         "--components",
         default=os.environ.get(
             "MNEMO_COMPONENTS",
-            "projector,ingest,deriver,summarizer,dreamer,context,dialectic,gateway",
+            "projector,ingest,deriver,summarizer,dreamer,context,dialectic,gateway,grpc",
         ),
         help="comma-separated subset (env MNEMO_COMPONENTS)",
     )

@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 
-from mnemo_cli import bench_context
+from mnemo_cli import bench_context, bench_grpc
 from mnemo_cli.bench_memory import embedding, freshness
 from mnemo_cli.bench_storage import compare_stores
-from mnemo_cli.local import gateway_url, stop, up
+from mnemo_cli.local import gateway_url, grpc_address, stop, up
 from mnemo_runtime.settings import InfraSettings
 
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
@@ -229,6 +229,7 @@ async def bench(
             context = await bench_context.run()
     url = gateway_url()
     runs: dict[str, dict[str, dict[str, float]]] = {}
+    grpc_figures: dict[str, Any] = {}
     if memory and not stop(settings, "memory"):  # one process runs it all (MNEMO_COMPONENTS)
         label = "all components in one process"
         runs[label] = await _write_path(url, clients, seconds, label)
@@ -236,11 +237,13 @@ async def bench(
         if memory:
             print("write path alone: the memory process is stopped for these runs", flush=True)
         runs["write path alone"] = await _write_path(url, clients, seconds, "write path alone")
+        grpc_figures = await bench_grpc.run(grpc_address(), url, clients, seconds)
         if memory:
             await asyncio.to_thread(up, settings, 90.0, True)
             label = "memory formation running"
             runs[label] = await _write_path(url, clients, seconds, label)
     rows = [row for label, run in runs.items() for row in _write_path_rows(label, run)]
+    rows += bench_grpc.rows(grpc_figures)
     rows += [
         ("freshness: accepted -> searchable, p50", f"{fresh.get('p50_ms', 0.0):.0f} ms", "< 1000 ms"),
         ("freshness: accepted -> searchable, p99", f"{fresh.get('p99_ms', 0.0):.0f} ms", ""),
@@ -252,7 +255,7 @@ async def bench(
         *_context_rows(context),
     ]  # fmt: skip
     if not memory:
-        rows = rows[:3]
+        rows = rows[: 3 + len(bench_grpc.rows(grpc_figures))]
     print(f"\nMnemo, {clients} concurrent clients, {seconds:.0f}s per write-path run\n")
     w1, w2, w3 = (
         max(len(r[i]) for r in [("benchmark", "result", "target"), *rows]) for i in range(3)
@@ -264,7 +267,7 @@ async def bench(
     result: dict[str, object] = {
         "clients": clients, "write_path": runs, "freshness": fresh,
         "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
-        "vector_stores": stores, "reads": context,
+        "vector_stores": stores, "reads": context, "grpc": grpc_figures,
     }  # fmt: skip
     out = Path("bench-out")
     out.mkdir(exist_ok=True)

@@ -43,7 +43,7 @@ def _port(name: str, default: int) -> int:
 
 # Process name -> the environment that picks its components.
 SPLIT: dict[str, dict[str, str]] = {
-    "api": {"MNEMO_COMPONENTS": "gateway,ingest"},
+    "api": {"MNEMO_COMPONENTS": "gateway,ingest,grpc"},
     "projector": {
         "MNEMO_COMPONENTS": "projector",
         "MNEMO_PROJECTOR_MEMORY": "false",
@@ -131,6 +131,11 @@ def running(settings: InfraSettings) -> bool:
 def gateway_url() -> str:
     """Where the local gateway listens."""
     return f"http://127.0.0.1:{_port('MNEMO_GATEWAY_PORT', 8000)}"
+
+
+def grpc_address() -> str:
+    """Where the local gRPC gateway listens."""
+    return f"127.0.0.1:{_port('MNEMO_GRPC_PORT', 50051)}"
 
 
 def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> str:

@@ -21,6 +21,8 @@ from mnemo_deriver.settings import DeriverSettings
 from mnemo_dialectic.app import run as run_dialectic
 from mnemo_dreamer.app import run as run_dreamer
 from mnemo_gateway.app import build_app as build_gateway
+from mnemo_gateway.commands import LocalIngest
+from mnemo_gateway.grpc_api.server import GrpcSettings, grpc_gateway
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_ingest.app import build_app_with_local as build_ingest
 from mnemo_ingest.app import build_broker as build_ingest_broker
@@ -28,7 +30,7 @@ from mnemo_ingest.settings import IngestSettings
 from mnemo_projector.app import projection_groups
 from mnemo_projector.partitioned import ProjectionGroup
 from mnemo_projector.settings import ProjectorSettings
-from mnemo_runtime.infra import open_infra
+from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
@@ -42,6 +44,7 @@ from mnemo_summarizer.app import run as run_summarizer
 
 ALL = (
     "projector", "ingest", "deriver", "summarizer", "dreamer", "context", "dialectic", "gateway",
+    "grpc",
 )  # fmt: skip
 log = get_logger("mnemo.serve")
 
@@ -132,6 +135,12 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             )  # fmt: skip
             server = uvicorn.Server(config)
             tasks.append(asyncio.create_task(server.serve()))
+        if "grpc" in components:
+            tasks.append(
+                asyncio.create_task(
+                    _grpc(GrpcSettings(), GatewaySettings(), infra, local_ingest, stop)
+                )
+            )
         tasks.append(asyncio.create_task(leases.run(stop)))
         watch = BusWatch(
             durables=durables,
@@ -159,3 +168,15 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         if memory is not None:
             await memory.close()
         await infra.close()
+
+
+async def _grpc(
+    settings: GrpcSettings,
+    gateway: GatewaySettings,
+    infra: Infra,
+    local_ingest: LocalIngest | None,
+    stop: asyncio.Event,
+) -> None:
+    """The gRPC gateway until ``stop``; with ingest in this process, commands go to it directly."""
+    async with grpc_gateway(settings, gateway, infra.nc, infra.pool, local_ingest):
+        await stop.wait()

@@ -44,7 +44,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "mnemo.partitioned" -}}projector memoryProjection deriver summarizer{{- end -}}
 {{- define "mnemo.readers" -}}gateway context dialectic grpc{{- end -}}
 {{- define "mnemo.vectorReaders" -}}memoryProjection context dialectic dreamer{{- end -}}
-{{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway{{- end -}}
+{{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway grpc{{- end -}}
 {{/* The durable JetStream consumers each background worker reads (libs/schema subjects and dreams). */}}
 {{- define "mnemo.workerDurables" -}}
 {{- $n := int .Values.partitions -}}
@@ -74,9 +74,6 @@ dreamer: [dreamer-schedule, dreamer]
 {{- $workers := include "mnemo.workerDurables" . | fromYaml -}}
 {{- range $name, $svc := $v.services -}}
 {{- if $svc.enabled -}}
-{{- if eq $name "grpc" -}}
-{{- fail "services.grpc: this release has no gRPC API yet; leave services.grpc.enabled false" -}}
-{{- end -}}
 {{- range $svc.components -}}
 {{- if not (has . $components) -}}
 {{- fail (printf "services.%s.components: unknown component %q (known: %s)" $name . (join ", " $components)) -}}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
@@ -26,6 +27,8 @@ from mnemo_runtime.tracing import extract_context, inject_headers, tracer
 from mnemo_schema.errors import Refusal, refusal
 
 STREAM_HEADER = "Mnemo-Stream"
+# A subject of the query's own: a message on it means the caller gave up.
+CANCEL_HEADER = "Mnemo-Cancel"
 END = "end"
 R = TypeVar("R", bound=BaseModel)
 Q = TypeVar("Q", bound=BaseModel)
@@ -39,27 +42,66 @@ def _raise_if_error(data: bytes) -> None:
         raise Refusal(int(err["status"]), str(err["detail"]), err.get("field"))
 
 
-async def call(nc: NATS, subject: str, query: BaseModel, reply: type[R], timeout: float) -> R:
-    """Send ``query``; the typed reply, or Refusal (503 when no service answers)."""
+def _cancellation(headers: dict[str, str], cancellable: bool) -> str | None:
+    """With ``cancellable``, a subject of this query's own that tells the service to stop."""
+    if not cancellable:
+        return None
+    subject = headers[CANCEL_HEADER] = f"mnemo.cancel.{uuid.uuid4().hex}"
+    return subject
+
+
+async def _cancel(nc: NATS, subject: str | None) -> None:
+    if subject is not None:
+        with contextlib.suppress(Exception):
+            await nc.publish(subject, b"")
+
+
+async def call(
+    nc: NATS,
+    subject: str,
+    query: BaseModel,
+    reply: type[R],
+    timeout: float,
+    cancellable: bool = False,
+) -> R:
+    """Send ``query``; the typed reply, or Refusal (503 when no service answers).
+
+    ``cancellable``: if the caller gives up (cancelled, or its timeout passes), the service is
+    told to stop working on the query (a chat stops its model call).
+    """
+    headers = inject_headers()
+    cancel = _cancellation(headers, cancellable)
     try:
         msg = await nc.request(
-            subject, query.model_dump_json().encode(), timeout=timeout, headers=inject_headers()
+            subject, query.model_dump_json().encode(), timeout=timeout, headers=headers
         )
     except (NoRespondersError, NatsTimeout, TimeoutError) as err:
+        await _cancel(nc, cancel)
         raise Refusal(503, f"query service unavailable: {type(err).__name__}") from err
+    except asyncio.CancelledError:
+        await _cancel(nc, cancel)
+        raise
     _raise_if_error(msg.data)
     return reply.model_validate_json(msg.data)
 
 
 async def stream(
-    nc: NATS, subject: str, query: BaseModel, chunk: type[R], timeout: float
+    nc: NATS,
+    subject: str,
+    query: BaseModel,
+    chunk: type[R],
+    timeout: float,
+    cancellable: bool = False,
 ) -> AsyncIterator[R]:
-    """Send ``query``; yield the chunks of its streamed reply until the last one."""
+    """Send ``query``; yield the chunks of its streamed reply until the last one
+    (``cancellable`` as for ``call``: a reader that stops early stops the service too)."""
     inbox = nc.new_inbox()
     queue: asyncio.Queue[Msg] = asyncio.Queue()
     sub = await nc.subscribe(inbox, cb=queue.put)
+    headers = {**inject_headers(), STREAM_HEADER: "1"}
+    cancel = _cancellation(headers, cancellable)
+    finished = False
     try:
-        headers = {**inject_headers(), STREAM_HEADER: "1"}
         await nc.publish(subject, query.model_dump_json().encode(), reply=inbox, headers=headers)
         while True:
             try:
@@ -68,11 +110,15 @@ async def stream(
                 raise Refusal(504, "query service stopped answering") from err
             if not msg.data and msg.headers and msg.headers.get("Status") == "503":
                 raise Refusal(503, "query service unavailable: no responders")
+            last = (msg.headers or {}).get(STREAM_HEADER) == END
+            finished = last or msg.data.startswith(b'{"error"')
             _raise_if_error(msg.data)
             yield chunk.model_validate_json(msg.data)
-            if (msg.headers or {}).get(STREAM_HEADER) == END:
+            if last:
                 return
     finally:
+        if not finished:
+            await _cancel(nc, cancel)
         with contextlib.suppress(Exception):
             await sub.unsubscribe()
 
@@ -107,11 +153,20 @@ async def serve(
                 await msg.respond(refusal(err).body())
                 return
             ws = workspace_of(msg.subject)
-            try:
+
+            async def answer() -> None:
                 if streamed and stream_handler is not None:
                     await _stream_out(nc, msg.reply, stream_handler(ws, q))
                 else:
                     await msg.respond((await handler(ws, q)).model_dump_json().encode())
+
+            try:
+                await _cancellable(nc, (msg.headers or {}).get(CANCEL_HEADER), answer)
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # this service is stopping, not the caller giving up
+                log.info("rpc.cancelled_by_caller", subject=msg.subject)
             except Refusal as err:
                 await nc.publish(msg.reply, err.body(), headers={STREAM_HEADER: END})
             except Exception:
@@ -121,6 +176,26 @@ async def serve(
                 await nc.publish(msg.reply, failed.body(), headers={STREAM_HEADER: END})
 
     return await nc.subscribe(subject_filter, queue=queue_group, cb=on_msg)
+
+
+async def _cancellable(
+    nc: NATS, cancel_subject: str | None, work: Callable[[], Awaitable[None]]
+) -> None:
+    """Run ``work``; a message on ``cancel_subject`` (the caller gave up) cancels it."""
+    if cancel_subject is None:
+        await work()
+        return
+    task = asyncio.ensure_future(work())
+
+    async def on_cancel(_: Msg) -> None:
+        task.cancel()
+
+    sub = await nc.subscribe(cancel_subject, cb=on_cancel)
+    try:
+        await task
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
 
 
 async def _stream_out(nc: NATS, reply: str, chunks: AsyncIterator[BaseModel]) -> None:

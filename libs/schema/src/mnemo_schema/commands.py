@@ -19,6 +19,7 @@ from mnemo_schema.config import (
     WorkspaceConfiguration,
 )
 from mnemo_schema.errors import Refusal
+from mnemo_schema.files import UploadedFile
 from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import MAX_CARD_ENTRIES, MAX_CARD_ENTRY_CHARS
 from mnemo_schema.text import Metadata, StorableText, StorableTime
@@ -135,6 +136,23 @@ class PostMessages(_Command):
     session_id: EntityId
     messages: list[NewMessage] = Field(min_length=1, max_length=MAX_BATCH)
     idempotency_key: StorableText | None = Field(default=None, max_length=255)
+    file: UploadedFile | None = None
+    """The uploaded file whose text the messages hold, in order, if they came from one."""
+
+
+class CloneSession(_Command):
+    """Copy a session (whole, or up to and including ``message_id``) into a new one.
+
+    The copy has the source's metadata, configuration and members; its messages keep their
+    senders, content, metadata and times, get new ids, and feed no representation: what they
+    say is already in the memory formed from the originals.
+    """
+
+    kind: Literal["clone_session"] = "clone_session"
+    session_id: EntityId
+    clone_id: EntityId | None = None
+    """The new session's id; one is generated when absent."""
+    message_id: EntityId | None = None
 
 
 class UpdateMessageMetadata(_Command):
@@ -194,6 +212,7 @@ Command = Annotated[
     | RemoveSessionPeers
     | ConfigureSessionPeer
     | PostMessages
+    | CloneSession
     | UpdateMessageMetadata
     | CreateConclusions
     | DeleteConclusion
@@ -232,6 +251,8 @@ class CommandReply(BaseModel):
     posted_at: datetime | None = None
     observation_ids: list[str] = Field(default_factory=list)
     created: bool = False
+    # For clone_session: the new session's id.
+    session_id: str | None = None
 
     @classmethod
     def refused(cls, refusal: Refusal) -> CommandReply:

@@ -8,10 +8,11 @@ The gateway sends a ``ChatQuery`` on ``mnemo.qry.<workspace>.chat``; the dialect
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mnemo_schema.answer_format import ResponseFormat
 from mnemo_schema.ids import EntityId
 from mnemo_schema.text import StorableText
 
@@ -20,18 +21,16 @@ REASONING_LEVELS: tuple[ReasoningLevel, ...] = get_args(ReasoningLevel)
 ConclusionLevel = Literal["explicit", "deductive", "inductive", "contradiction"]
 
 
-class ChatQuery(BaseModel):
-    """A question ``observer`` asks about ``observed``, answered only from that representation."""
-
+class _Question(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    observer: EntityId
-    observed: EntityId
     # Restricts the messages and observations read to one session.
     session_id: EntityId | None = None
     query: StorableText = Field(min_length=1, max_length=10_000)
     reasoning_level: ReasoningLevel = "low"
     include_evidence: bool = False
+    response_format: ResponseFormat | None = None
+    """A JSON Schema the answer must match: ``content`` is then a JSON text of that shape."""
 
     @field_validator("query")
     @classmethod
@@ -39,6 +38,23 @@ class ChatQuery(BaseModel):
         if not value.strip():
             raise ValueError("the query must not be blank")
         return value
+
+
+class ChatQuery(_Question):
+    """A question ``observer`` asks about ``observed``, answered only from that representation."""
+
+    KIND: ClassVar[str] = "chat"
+    observer: EntityId
+    observed: EntityId
+
+
+class WorkspaceChatQuery(_Question):
+    """A question about the whole workspace, answered from every peer's messages and
+    self-representation (on ``mnemo.qry.<workspace>.chat_workspace``)."""
+
+    KIND: ClassVar[str] = "chat_workspace"
+    observer: None = None
+    observed: None = None
 
 
 class EvidenceObservation(BaseModel):

@@ -13,6 +13,7 @@ from mnemo_schema import subjects
 from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfiguration
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.envelope import Envelope as Envelope
+from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import EntityId, Metadata
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 from mnemo_schema.summaries import SummaryUpdated
@@ -144,6 +145,10 @@ class MessagePosted(Envelope):
     created_at: StorableTime
     token_count: int = Field(ge=0)
     representations: list[Representation] = Field(default_factory=list)
+    cloned_from: str | None = None
+    """The message this one copies, when its session is a clone."""
+    file: FileChunk | None = None
+    """The uploaded file this message is a part of, when it came from one."""
 
     def subject(self) -> str:
         return subjects.message_subject(self.workspace, self.session_id)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import structlog
 from pydantic import ValidationError
 
-from mnemo_dialectic.domain import Reads, budget_note, first_turn, stage_of
+from mnemo_dialectic.domain import Reads, View, budget_note, first_turn, stage_of
 from mnemo_dialectic.ports import ScopeReader
 from mnemo_dialectic.prompts import BUDGET_SPENT, RETRIEVAL_POLICY
 from mnemo_dialectic.settings import DialecticSettings
@@ -22,8 +22,9 @@ from mnemo_runtime.models import (
     ToolChoice,
     ToolResultBlock,
 )
-from mnemo_runtime.vectors import Scope
-from mnemo_schema.dialectic_queries import ChatAnswer, ChatQuery, Citations
+from mnemo_schema.answer_format import answer_problem
+from mnemo_schema.dialectic_queries import ChatAnswer, ChatQuery, Citations, WorkspaceChatQuery
+from mnemo_schema.errors import Refusal
 
 log = structlog.get_logger("mnemo.dialectic")
 
@@ -59,9 +60,15 @@ class DialecticAgent:
         self._reader = reader
         self._settings = settings
 
-    async def answer(self, workspace: str, query: ChatQuery) -> Outcome:
-        """Prefetch, loop over tools within the level's budget, and answer."""
-        scope = Scope(workspace, query.observer, query.observed)
+    async def answer(self, workspace: str, query: ChatQuery | WorkspaceChatQuery) -> Outcome:
+        """Prefetch, loop over tools within the level's budget, and answer.
+
+        With a ``response_format`` the answer must be JSON of that schema: one that is not is
+        sent back to the model with what is wrong, and if none comes within the budget the
+        question is refused (502) rather than answered in another shape.
+        """
+        scope = View(workspace, query.observer, query.observed)
+        schema = query.response_format
         stage = stage_of(query.reasoning_level)
         model = self._models[stage]
         budget = self._settings.budget(query.reasoning_level)
@@ -75,7 +82,8 @@ class DialecticAgent:
         )
         reads.saw(obs=prefetched)
         tools = Toolbox(self._reader, scope, query.session_id, reads, self._settings.tool_row_limit)
-        messages = [Message.user(first_turn(query.query, query.observed, prefetched))]
+        messages = [Message.user(first_turn(query.query, query.observed, prefetched, schema))]
+        problem: str | None = None
         for turn in range(budget + 1):
             spent = turn == budget
             if spent:
@@ -93,17 +101,32 @@ class DialecticAgent:
             final = _final(response, reads)
             if final is not None:
                 content, citations = final
-                if spent:
-                    content = f"{content}\n\n{budget_note(budget)}".strip()
-                return Outcome(content, citations, reads, turn + 1, spent)
-            if spent or not response.tool_calls:
+                problem = answer_problem(schema, content) if schema is not None else None
+                if problem is None:
+                    if spent and schema is None:
+                        content = f"{content}\n\n{budget_note(budget)}".strip()
+                    return Outcome(content, citations, reads, turn + 1, spent)
+            if spent or not (response.tool_calls or problem):
                 break
             messages.append(response.to_message())
-            results = [
-                await _run(tools, c.id, c.name, c.input, c.malformed) for c in response.tool_calls
+            results: list[str | ToolResultBlock] = [
+                _off_format(c.id, problem)
+                if problem is not None and c.name == ANSWER
+                else await _run(tools, c.id, c.name, c.input, c.malformed)
+                for c in response.tool_calls
             ]
+            if problem is not None and not response.tool_calls:
+                results.append(_OFF_FORMAT.format(problem=problem))
             messages.append(Message.user(*results))
+        if problem is not None:
+            raise Refusal(
+                502, f"response_format: the answer does not match the schema {problem}",
+                "response_format",
+            )  # fmt: skip
         log.warning("dialectic.no_answer", workspace=workspace, turns=turn + 1, budget=budget)
+        if schema is not None:
+            # Nothing to say is an empty answer, never prose in place of the asked shape.
+            return Outcome("", Citations(), reads, turn + 1, spent)
         content = f"{NO_ANSWER}\n\n{budget_note(budget)}" if spent else NO_ANSWER
         return Outcome(content, Citations(), reads, turn + 1, spent)
 
@@ -122,6 +145,19 @@ def _final(response: ModelResponse, reads: Reads) -> tuple[str, Citations] | Non
     if not response.tool_calls and response.text.strip():
         return response.text.strip(), Citations()
     return None
+
+
+_OFF_FORMAT = (
+    "The answer's content must be a JSON text matching response_format; it is {problem}. "
+    "Answer again in that shape."
+)
+
+
+def _off_format(call_id: str, problem: str) -> ToolResultBlock:
+    """What the model is told when its answer does not match ``response_format``."""
+    return ToolResultBlock(
+        tool_use_id=call_id, content=_OFF_FORMAT.format(problem=problem), is_error=True
+    )
 
 
 async def _run(

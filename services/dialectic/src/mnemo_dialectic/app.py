@@ -12,15 +12,21 @@ from mnemo_dialectic.adapters.reader import PgScopeReader
 from mnemo_dialectic.agent import DialecticAgent
 from mnemo_dialectic.domain import stage_of
 from mnemo_dialectic.handlers import ChatHandlers
+from mnemo_dialectic.local import LocalDialectic
 from mnemo_dialectic.settings import DialecticSettings
 from mnemo_runtime import rpc
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
-from mnemo_runtime.models.local import local_model
+from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
 from mnemo_schema import subjects
-from mnemo_schema.dialectic_queries import REASONING_LEVELS, ChatQuery
+from mnemo_schema.dialectic_queries import REASONING_LEVELS, ChatQuery, WorkspaceChatQuery
+
+
+def local_dialectic(stage: Stage) -> ChatModel:
+    """The local reasoner with this service's dialectic skill, for ``build_model``."""
+    return LocalReasoner({stage: LocalDialectic()})
 
 
 def build_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
@@ -29,7 +35,7 @@ def build_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
     ledger = ledger or UsageLedger()
     return {
         stage_of(level): build_model(
-            stage_of(level), settings, local_factory=local_model, ledger=ledger
+            stage_of(level), settings, local_factory=local_dialectic, ledger=ledger
         )
         for level in REASONING_LEVELS
     }
@@ -48,11 +54,18 @@ async def run(
     reader = PgScopeReader(pool, RetrievalClient(nc, retrieve))
     agent = DialecticAgent(build_models(), reader, settings)
     handlers = ChatHandlers(agent)
-    sub = await rpc.serve(
-        nc, subjects.query_filter("chat"), ChatQuery, handlers.answer, settings.queue_group,
-        stream_handler=handlers.stream,
-    )  # fmt: skip
+    subs = [
+        await rpc.serve(
+            nc, subjects.query_filter(ChatQuery.KIND), ChatQuery, handlers.answer,
+            settings.queue_group, stream_handler=handlers.stream,
+        ),
+        await rpc.serve(
+            nc, subjects.query_filter(WorkspaceChatQuery.KIND), WorkspaceChatQuery,
+            handlers.answer, settings.queue_group, stream_handler=handlers.stream,
+        ),
+    ]  # fmt: skip
     try:
         await stop.wait()
     finally:
-        await sub.unsubscribe()
+        for sub in subs:
+            await sub.unsubscribe()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from mnemo_runtime.models import Stage
+from mnemo_runtime.vectors import Scope
 from mnemo_schema.dialectic_queries import (
     Citations,
     ConclusionLevel,
@@ -18,6 +20,27 @@ from mnemo_schema.dialectic_queries import (
     EvidenceToolCall,
     ReasoningLevel,
 )
+
+
+@dataclass(frozen=True)
+class View:
+    """What one chat may read: one (observer, observed) representation and the messages that
+    fed it, or, without observer and observed, the whole workspace."""
+
+    workspace: str
+    observer: str | None = None
+    observed: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.observer is None) != (self.observed is None):
+            raise ValueError("observer and observed go together: a representation has both")
+
+    @property
+    def scope(self) -> Scope | None:
+        """The representation's key, or None for the whole workspace."""
+        if self.observer is None or self.observed is None:
+            return None
+        return Scope(self.workspace, self.observer, self.observed)
 
 
 @dataclass(frozen=True)
@@ -34,6 +57,8 @@ class Obs:
     observed_at: datetime | None = None
     premise_ids: tuple[str, ...] = ()
     source_message_ids: tuple[str, ...] = ()
+    distance: float | None = None
+    """Cosine distance to the question or search that found it, when the engine compared."""
 
     @property
     def at(self) -> datetime:
@@ -59,11 +84,46 @@ def stage_of(level: ReasoningLevel) -> Stage:
 
 
 def render_observation(o: Obs) -> str:
-    """One observation per line, ``[id] (level, date) content``, premises indented below."""
-    line = f"[{o.id}] ({o.level}, {o.at.date().isoformat()}) {o.content}"
+    """One observation per line, ``[id] (level, date[, match S]) content``, premises below.
+
+    ``match`` is 1 - cosine distance to what found it, when the engine compared vectors.
+    """
+    match = "" if o.distance is None else f", match {1.0 - o.distance:.2f}"
+    line = f"[{o.id}] ({o.level}, {o.at.date().isoformat()}{match}) {o.content}"
     if o.premise_ids:
         line += f"\n    premises: {', '.join(o.premise_ids)}"
     return line
+
+
+_OBSERVATION = re.compile(
+    r"^\[(?P<id>[^\]\s]+)\] \((?P<level>\w+), (?P<date>[\d-]+)(?:, match (?P<match>[\d.-]+))?\)"
+    r" (?P<content>.+)$"
+)
+_MESSAGE = re.compile(
+    r"^\{(?P<id>[^}\s]+)\} \((?P<session>[^,]+), (?P<peer>[^,]+), (?P<when>[^)]+)\) (?P<content>.+)$"
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    """An observation or message as rendered above, read back (by the local reasoner)."""
+
+    id: str
+    kind: str  # an observation's level, or "message"
+    date: str
+    content: str
+    match: float | None = None
+    peer: str = ""
+
+
+def parse_line(line: str) -> Line | None:
+    """The observation or message ``render_observation`` / ``render_message`` made ``line``."""
+    if m := _OBSERVATION.match(line.strip()):
+        match = float(m["match"]) if m["match"] else None
+        return Line(m["id"], m["level"], m["date"], m["content"].strip(), match)
+    if m := _MESSAGE.match(line.strip()):
+        return Line(m["id"], "message", m["when"][:10], m["content"].strip(), peer=m["peer"])
+    return None
 
 
 def render_observations(obs: list[Obs], empty: str = "(no observations found)") -> str:
@@ -82,15 +142,39 @@ def render_messages(msgs: list[Msg], empty: str = "(no messages found)") -> str:
     return "\n".join(render_message(m) for m in msgs) if msgs else empty
 
 
-def first_turn(question: str, observed: str, prefetched: list[Obs]) -> str:
-    """The opening user turn: the question and the prefetched observations."""
-    return (
+def first_turn(
+    question: str,
+    observed: str | None,
+    prefetched: list[Obs],
+    response_format: dict[str, Any] | None = None,
+) -> str:
+    """The opening user turn: the question, whom it is about, the prefetched observations and,
+    when the answer must have a shape, its JSON Schema."""
+    about = f"<peer>{observed}</peer>" if observed else "<scope>every peer of the workspace</scope>"
+    text = (
         f"<question>{question}</question>\n"
-        f"<peer>{observed}</peer>\n"
+        f"{about}\n"
         "<observations>\n"
         f"{render_observations(prefetched)}\n"
         "</observations>"
     )
+    if response_format is not None:
+        text += (
+            "\n<response_format>\n"
+            f"{json.dumps(response_format, ensure_ascii=False)}\n"
+            "</response_format>\n"
+            "The answer's content must be a JSON text matching this schema, nothing else."
+        )
+    return text
+
+
+_RESPONSE_FORMAT = re.compile(r"<response_format>\n(.*?)\n</response_format>", re.S)
+
+
+def response_format_in(text: str) -> dict[str, Any] | None:
+    """The JSON Schema ``first_turn`` put in ``text``, if any."""
+    found = _RESPONSE_FORMAT.search(text)
+    return None if found is None else dict(json.loads(found.group(1)))
 
 
 @dataclass

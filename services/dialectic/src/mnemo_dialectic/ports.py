@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from mnemo_dialectic.domain import Msg, Obs
-from mnemo_runtime.vectors import Level, Scope
+from mnemo_dialectic.domain import Msg, Obs, View
+from mnemo_runtime.vectors import Level
 
 
 class ScopeReader(Protocol):
@@ -19,7 +19,7 @@ class ScopeReader(Protocol):
 
     async def search(
         self,
-        scope: Scope,
+        scope: View,
         text: str,
         *,
         limit: int,
@@ -31,30 +31,30 @@ class ScopeReader(Protocol):
         ...
 
     async def search_messages(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages best matching ``text`` by words and meaning, best first."""
         ...
 
-    async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
+    async def observations(self, scope: View, ids: Sequence[str]) -> list[Obs]:
         """Live observations by id (aliases resolved); unknown or foreign ids are skipped."""
         ...
 
     async def messages(
-        self, scope: Scope, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: View, ids: Sequence[str], *, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages by id, in conversation order."""
         ...
 
     async def grep(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text`` (case-insensitive), oldest first."""
         ...
 
     async def in_range(
         self,
-        scope: Scope,
+        scope: View,
         start: datetime,
         end: datetime,
         *,
@@ -65,7 +65,7 @@ class ScopeReader(Protocol):
         ...
 
     async def around(
-        self, scope: Scope, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: View, message: Msg, window: int, *, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages of ``message``'s session within ``window`` positions of it."""
         ...

@@ -8,7 +8,8 @@ the observations in this representation and the messages that produced them. You
 anything else, and you must not use outside knowledge about the peer.
 
 The opening turn gives the question and the observations nearest to it in meaning. Each
-observation reads `[id] (level, date) content`; levels are explicit (stated in a message),
+observation reads `[id] (level, date) content`, or `[id] (level, date, match S) content` where S
+(0 to 1) is how close in meaning it is to the question or search; levels are explicit (stated in a message),
 deductive (inferred from explicit facts), inductive (a pattern over several facts) and
 contradiction (a flag linking statements that conflict). Messages read `{id} (session, peer,
 time) content`.

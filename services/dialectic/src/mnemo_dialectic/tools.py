@@ -7,10 +7,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mnemo_dialectic.domain import Msg, Obs, Reads, render_messages, render_observations
+from mnemo_dialectic.domain import (
+    Msg,
+    Obs,
+    Reads,
+    View,
+    render_messages,
+    render_observations,
+)
 from mnemo_dialectic.ports import ScopeReader
 from mnemo_runtime.models import ToolSpec
-from mnemo_runtime.vectors import Scope
 
 ANSWER = "answer"
 # Premises are walked this deep at most; the store guarantees the DAG ends in explicit facts.
@@ -105,7 +111,7 @@ class Toolbox:
     """The tools of one query: every read is in ``scope`` (and ``session_id`` when given)."""
 
     def __init__(
-        self, reader: ScopeReader, scope: Scope, session_id: str | None, reads: Reads, limit: int
+        self, reader: ScopeReader, scope: View, session_id: str | None, reads: Reads, limit: int
     ) -> None:
         self._reader = reader
         self._scope = scope

@@ -11,6 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, redrive, tick
 from mnemo_dreamer.adapters.memory import PgMemory
 from mnemo_dreamer.adapters.schedule import PgSchedule
+from mnemo_dreamer.local import LocalDeduction, LocalInduction
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import EventPublisher, ensure_stream
@@ -27,10 +28,17 @@ MIGRATIONS = package_migrations("mnemo_dreamer")
 STAGES = (Stage.DREAMER_DEDUCTION, Stage.DREAMER_INDUCTION)
 
 
+def local_dreamer(stage: Stage) -> ChatModel:  # noqa: ARG001  (the factory shape takes a stage)
+    """The local reasoner with this service's deduction and induction skills."""
+    return LocalReasoner(
+        {Stage.DREAMER_DEDUCTION: LocalDeduction(), Stage.DREAMER_INDUCTION: LocalInduction()}
+    )
+
+
 def build_dreamer_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
     """The configured specialist models; the local heuristic reasoner without a provider key."""
     return {
-        s: build_model(s, ModelSettings(), local_factory=lambda _s: LocalReasoner(), ledger=ledger)
+        s: build_model(s, ModelSettings(), local_factory=local_dreamer, ledger=ledger)
         for s in STAGES
     }
 

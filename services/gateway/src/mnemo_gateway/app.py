@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -29,6 +29,7 @@ from mnemo_gateway.routes import (
     queue,
     sessions,
     summaries,
+    uploads,
     workspaces,
 )
 from mnemo_gateway.settings import GatewaySettings
@@ -36,6 +37,44 @@ from mnemo_gateway.store import ReadStore
 from mnemo_gateway.watermark import ProjectionWatermark
 from mnemo_runtime.metrics import HTTP_REQUEST_SECONDS
 from mnemo_schema import subjects
+
+
+def build_services(
+    settings: GatewaySettings,
+    nc: NATS,
+    pool: AsyncConnectionPool,
+    local_ingest: LocalIngest | None = None,
+) -> tuple[Services, Callable[[], AbstractAsyncContextManager[None]]]:
+    """What the handlers of every transport work with, and the context that keeps it current
+    (the projections' watermarks)."""
+    watermark = ProjectionWatermark(nc, pool)
+    memory_watermark = ProjectionWatermark(
+        nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED
+    )
+
+    @asynccontextmanager
+    async def lifecycle() -> AsyncIterator[None]:
+        await watermark.start()
+        await memory_watermark.start()
+        try:
+            yield
+        finally:
+            await watermark.stop()
+            await memory_watermark.stop()
+
+    services = Services(
+        bus=CommandBus(
+            nc,
+            watermark,
+            memory_watermark,
+            timeout=settings.command_timeout_s,
+            read_your_writes_timeout=settings.read_your_writes_timeout_s,
+            local=local_ingest,
+        ),
+        store=ReadStore(pool),
+        nc=nc,
+    )
+    return services, lifecycle
 
 
 def build_app(
@@ -50,22 +89,15 @@ def build_app(
 
     The gateway holds no vector index: what needs one is asked of the context service.
     """
-    watermark = ProjectionWatermark(nc, pool)
-    memory_watermark = ProjectionWatermark(
-        nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED
-    )
-
+    services, lifecycle = build_services(settings, nc, pool, local_ingest)
     marks = QuarantineMarks(nc, pool)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await watermark.start()
-        await memory_watermark.start()
-        await marks.start()
-        yield
-        await marks.stop()
-        await watermark.stop()
-        await memory_watermark.stop()
+        async with lifecycle():
+            await marks.start()
+            yield
+            await marks.stop()
 
     app = FastAPI(
         title="Mnemo",
@@ -75,24 +107,14 @@ def build_app(
     )
     app.state.nc = nc
     app.state.js = nc.jetstream()
-    app.state.watermark = watermark
+    app.state.watermark = services.bus.watermark
     app.state.settings = settings
     app.state.pool = pool
-    services = app.state.services = Services(
-        bus=CommandBus(
-            nc,
-            watermark,
-            memory_watermark,
-            timeout=settings.command_timeout_s,
-            read_your_writes_timeout=settings.read_your_writes_timeout_s,
-            local=local_ingest,
-        ),
-        store=ReadStore(pool),
-    )
+    app.state.services = services
     errors.install(app)
     for r in (
-        health, workspaces, peers, sessions, messages, conclusions, queue, cards, summaries,
-        context, dialectic, dreams,
+        health, workspaces, peers, sessions, messages, uploads, conclusions, queue, cards,
+        summaries, context, dialectic, dreams,
     ):  # fmt: skip
         app.include_router(r.router)
 

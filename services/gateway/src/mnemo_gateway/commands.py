@@ -37,7 +37,7 @@ class CommandBus:
     ) -> None:
         self._nc = nc
         self._local = local
-        self._watermark = watermark
+        self._watermark = self.watermark = watermark
         self._memory_watermark = memory_watermark
         self._timeout = timeout
         self._ryw_timeout = read_your_writes_timeout

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
+from nats.aio.client import Client as NATS
 
 from mnemo_gateway.commands import CommandBus
 from mnemo_gateway.store import ReadStore
@@ -14,8 +15,12 @@ from mnemo_schema.ids import ID_MAX_LENGTH, ID_PATTERN
 
 @dataclass(frozen=True)
 class Services:
+    """What every handler works with, whichever transport (HTTP, gRPC) called it."""
+
     bus: CommandBus
     store: ReadStore
+    # Queries to the context and dialectic services, and events published directly.
+    nc: NATS
 
 
 async def _services(request: Request) -> Services:

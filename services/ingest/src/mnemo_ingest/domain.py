@@ -7,8 +7,14 @@ from datetime import datetime
 from typing import Any
 
 from mnemo_ingest.model import Member, SessionState, WorkspaceModel
+from mnemo_ingest.ports import SessionCopy
 from mnemo_schema import commands as c
-from mnemo_schema.config import PeerConfig, SessionPeerConfig, WorkspaceConfiguration
+from mnemo_schema.config import (
+    PeerConfig,
+    SessionConfiguration,
+    SessionPeerConfig,
+    WorkspaceConfiguration,
+)
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import (
     Envelope,
@@ -27,6 +33,7 @@ from mnemo_schema.events import (
     WorkspaceDeleted,
     WorkspaceUpdated,
 )
+from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import derived_event_id, derived_id, new_event_id, new_message_id
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 
@@ -48,6 +55,7 @@ class Decision:
     message_ids: list[str] = field(default_factory=list)
     observation_ids: list[str] = field(default_factory=list)
     posted_at: datetime | None = None
+    session_id: str | None = None
 
 
 def representations(
@@ -142,8 +150,12 @@ def decide(
     cmd: c.Command,
     ctx: Context,
     token_counts: list[int] | None = None,
+    copy: SessionCopy | None = None,
 ) -> Decision:
-    """Events that carry out ``cmd`` on ``model`` (which is updated as a scratch copy)."""
+    """Events that carry out ``cmd`` on ``model`` (which is updated as a scratch copy).
+
+    ``copy``: for a clone, the source session as the read side holds it.
+    """
     b = _Builder(model, ctx)
     # An update of a workspace that does not exist creates it with what the update sets, as the
     # reference server does: the SDK's ``set_metadata`` on a fresh client sends only the update.
@@ -230,6 +242,8 @@ def decide(
             )
         case c.PostMessages():
             _post_messages(b, cmd, token_counts)
+        case c.CloneSession():
+            _clone_session(b, cmd, copy)
         case c.CreateConclusions():
             _create_conclusions(b, cmd)
         case c.SetPeerCard():
@@ -311,5 +325,53 @@ def _post_messages(b: _Builder, cmd: c.PostMessages, token_counts: list[int] | N
             created_at=msg.created_at or b.ctx.now,
             token_count=counts[i],
             representations=representations(b.model, session, msg.peer_id),
+            file=None
+            if cmd.file is None
+            else FileChunk(**cmd.file.model_dump(), chunk_index=i, total_chunks=len(cmd.messages)),
         )
         b.decision.message_ids.append(message_id)
+
+
+def _clone_session(b: _Builder, cmd: c.CloneSession, copy: SessionCopy | None) -> None:
+    source = _need_session(b.model, cmd.session_id)
+    if copy is None:
+        raise ValueError("a clone needs its source session's copy")
+    clone_id = cmd.clone_id or new_message_id()
+    if clone_id in b.model.sessions:
+        raise Refusal(409, f"session {clone_id!r} already exists", "clone_id")
+    messages = copy.messages
+    if cmd.message_id is not None:
+        ids = [m.message_id for m in messages]
+        if cmd.message_id not in ids:
+            raise Refusal(
+                404,
+                f"message {cmd.message_id!r} not found in session {cmd.session_id!r}",
+                "message_id",
+            )
+        messages = messages[: ids.index(cmd.message_id) + 1]
+    b.emit(
+        SessionCreated,
+        session_id=clone_id,
+        metadata=copy.metadata,
+        configuration=SessionConfiguration.model_validate(copy.configuration),
+    )
+    for pid, member in sorted(source.members.items()):
+        b.join(clone_id, pid, SessionPeerConfig(**vars(member)))
+    for m in messages:
+        message_id = new_message_id()
+        b.emit(
+            MessagePosted,
+            session_id=clone_id,
+            message_id=message_id,
+            peer_id=m.peer_id,
+            content=m.content,
+            metadata=m.metadata,
+            created_at=m.created_at,
+            token_count=m.token_count,
+            # What the originals said is in memory already; copies would only repeat it.
+            representations=[],
+            cloned_from=m.message_id,
+        )
+        b.decision.message_ids.append(message_id)
+    b.decision.created = True
+    b.decision.session_id = clone_id

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Protocol
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
 
 from mnemo_schema.events import Envelope, Event
 
@@ -24,8 +26,29 @@ class EventLog(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as the read side holds it: what a copy of it needs."""
+
+    message_id: str
+    peer_id: str
+    content: str
+    created_at: datetime
+    token_count: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SessionCopy:
+    """What a clone copies from its source session, messages in conversation order."""
+
+    metadata: dict[str, Any]
+    configuration: dict[str, Any]
+    messages: list[StoredMessage]
+
+
 class MessageDirectory(Protocol):
-    """Looks up whether a message exists (read side)."""
+    """Looks up whether a message exists, and what a session holds (read side)."""
 
     async def session_of(self, workspace: str, message_id: str) -> str | None:
         """The session holding ``message_id``, or None."""
@@ -35,6 +58,11 @@ class MessageDirectory(Protocol):
         self, workspace: str, conclusion_id: str, observer: str, observed: str
     ) -> bool:
         """Whether a live conclusion with that id is in the (observer, observed) model."""
+        ...
+
+    async def session_copy(self, workspace: str, session_id: str, applied: int) -> SessionCopy:
+        """The session's metadata, configuration and messages once the read side has applied
+        log position ``applied``; raises ``Refusal`` (503) if it does not in time."""
         ...
 
 

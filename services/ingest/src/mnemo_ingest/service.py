@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from mnemo_ingest.domain import Context, Decision, decide
 from mnemo_ingest.model import WorkspaceModel
-from mnemo_ingest.ports import EventLog, MessageDirectory, Tokenizer
+from mnemo_ingest.ports import EventLog, MessageDirectory, SessionCopy, Tokenizer
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import commands as c
 from mnemo_schema.errors import Refusal
@@ -49,6 +49,12 @@ class IngestService:
     ) -> c.CommandReply:
         """Carry out one command; refusals come back as a reply with the HTTP status to use."""
         counts = await self._count(cmd.messages) if isinstance(cmd, c.PostMessages) else None
+        copy: SessionCopy | None = None
+        if isinstance(cmd, c.CloneSession):
+            try:
+                copy = await self._copy(workspace, cmd.session_id)
+            except Refusal as r:
+                return _refused(r)
         lock = self._locks.setdefault(workspace, asyncio.Lock())
         async with lock:
             model = await self._model(workspace)
@@ -69,7 +75,7 @@ class IngestService:
                 correlation_id=cmd.correlation_id,
             )
             try:
-                decision = decide(model, cmd, ctx, counts)
+                decision = decide(model, cmd, ctx, counts, copy)
             except Refusal as r:
                 # decide() refuses before it emits anything, so the model is unchanged.
                 return _refused(r)
@@ -96,6 +102,24 @@ class IngestService:
             model.watermark = max(model.watermark, *seqs)
         return self._reply(model.watermark, decision)
 
+    async def _copy(self, workspace: str, session_id: str) -> SessionCopy:
+        """The source of a clone, read once the read side has every event appended so far.
+
+        Read outside the workspace's lock, so other commands need not wait for it; a message
+        posted meanwhile may or may not be in the copy, as if it had come a moment later.
+        """
+        lock = self._locks.setdefault(workspace, asyncio.Lock())
+        async with lock:
+            model = await self._model(workspace)
+            if not model.exists:
+                raise Refusal(404, f"workspace {workspace!r} not found", "workspace_id")
+            if session_id not in model.sessions:
+                raise Refusal(404, f"session {session_id!r} not found", "session_id")
+            stored = self._inflight.get(workspace)
+        if stored is not None:
+            await asyncio.shield(stored)
+        return await self._directory.session_copy(workspace, session_id, model.watermark)
+
     async def _count(self, messages: list[c.NewMessage]) -> list[int]:
         texts = [m.content for m in messages]
         # Tokenising runs in Rust without the GIL: off the event loop it overlaps other work,
@@ -116,6 +140,7 @@ class IngestService:
             token_counts=[e.token_count for e in decision.events if isinstance(e, MessagePosted)],
             posted_at=decision.posted_at,
             created=decision.created,
+            session_id=decision.session_id,
         )
 
 

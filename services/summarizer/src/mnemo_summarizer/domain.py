@@ -20,6 +20,7 @@ content with line breaks folded into spaces.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mnemo_runtime.models import Message, ModelRequest, ModelResponse, Stage
 from mnemo_schema.events import MessagePosted
@@ -97,20 +98,12 @@ def summary_event_id(workspace: str, session_id: str, kind: SummaryType, seq: in
 
 def summary_event(job: Job, content: str, token_count: int, cause: MessagePosted) -> SummaryUpdated:
     """The event recording ``job``'s summary, caused by the message that completed it."""
-    return SummaryUpdated(
+    return _summary(
+        job, content, token_count,
         event_id=summary_event_id(cause.workspace, cause.session_id, job.kind, job.newest.seq),
-        workspace=cause.workspace,
-        trace=cause.trace,
-        correlation_id=cause.correlation_id,
-        causation_id=cause.event_id,
-        session_id=cause.session_id,
-        summary_type=job.kind,
-        content=content,
-        message_id=job.newest.message_id,
-        message_seq=job.newest.seq,
-        messages_covered=job.messages_covered,
-        token_count=token_count,
-    )
+        workspace=cause.workspace, session_id=cause.session_id, trace=cause.trace,
+        correlation_id=cause.correlation_id, causation_id=cause.event_id,
+    )  # fmt: skip
 
 
 def redriven_summary(
@@ -118,12 +111,17 @@ def redriven_summary(
 ) -> SummaryUpdated:
     """A summary written again on an operator's request (an id of its own: the log must not
     take it for a repeat of the summary that covered the same newest message)."""
+    event_id = derived_event_id(
+        "sum-redriven", workspace, session_id, job.kind, str(job.newest.seq), content
+    )
+    return _summary(
+        job, content, token_count, event_id=event_id, workspace=workspace, session_id=session_id
+    )
+
+
+def _summary(job: Job, content: str, token_count: int, **envelope: Any) -> SummaryUpdated:
     return SummaryUpdated(
-        event_id=derived_event_id(
-            "sum-redriven", workspace, session_id, job.kind, str(job.newest.seq), content
-        ),
-        workspace=workspace,
-        session_id=session_id,
+        **envelope,
         summary_type=job.kind,
         content=content,
         message_id=job.newest.message_id,

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from mnemo_dialectic.domain import Msg, Obs
-from mnemo_runtime.models.local.dialectic import terms
-from mnemo_runtime.vectors import Level, Scope
+from mnemo_dialectic.domain import Msg, Obs, View
+from mnemo_dialectic.local import terms
+from mnemo_runtime.vectors import Level
 
 
 def day(text: str) -> datetime:
@@ -22,7 +22,7 @@ class FakeReader:
 
     obs: dict[tuple[str, str, str], list[Obs]] = field(default_factory=dict)
     msgs: list[tuple[Msg, set[tuple[str, str]]]] = field(default_factory=list)
-    scopes_read: list[Scope] = field(default_factory=list)
+    scopes_read: list[View] = field(default_factory=list)
 
     def add_obs(self, ws: str, o: Obs) -> Obs:
         self.obs.setdefault((ws, o.observer, o.observed), []).append(o)
@@ -32,22 +32,25 @@ class FakeReader:
         self.msgs.append((m, set(pairs)))
         return m
 
-    def _scoped(self, scope: Scope) -> list[Obs]:
+    def _scoped(self, scope: View) -> list[Obs]:
         self.scopes_read.append(scope)
+        if scope.observer is None or scope.observed is None:
+            return [o for (ws, _, _), obs in self.obs.items() if ws == scope.workspace for o in obs]
         return self.obs.get((scope.workspace, scope.observer, scope.observed), [])
 
-    def _visible(self, scope: Scope, session_id: str | None) -> list[Msg]:
+    def _visible(self, scope: View, session_id: str | None) -> list[Msg]:
         self.scopes_read.append(scope)
         pair = (scope.observer, scope.observed)
         return [
             m
             for m, pairs in self.msgs
-            if pair in pairs and (session_id is None or m.session_id == session_id)
+            if (scope.observer is None or pair in pairs)
+            and (session_id is None or m.session_id == session_id)
         ]
 
     async def search(
         self,
-        scope: Scope,
+        scope: View,
         text: str,
         *,
         limit: int,
@@ -66,30 +69,30 @@ class FakeReader:
         return sorted(hits, key=lambda o: -len(asked & terms(o.content)))[:limit]
 
     async def search_messages(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, session_id: str | None = None
     ) -> list[Msg]:
         asked = terms(text)
         hits = [m for m in self._visible(scope, session_id) if asked & terms(m.content)]
         return sorted(hits, key=lambda m: -len(asked & terms(m.content)))[:limit]
 
-    async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
+    async def observations(self, scope: View, ids: Sequence[str]) -> list[Obs]:
         by_id = {o.id: o for o in self._scoped(scope)}
         return [by_id[i] for i in ids if i in by_id]
 
     async def messages(
-        self, scope: Scope, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: View, ids: Sequence[str], *, session_id: str | None = None
     ) -> list[Msg]:
         return [m for m in self._visible(scope, session_id) if m.id in ids]
 
     async def grep(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, session_id: str | None = None
     ) -> list[Msg]:
         found = [m for m in self._visible(scope, session_id) if text.lower() in m.content.lower()]
         return found[:limit]
 
     async def in_range(
         self,
-        scope: Scope,
+        scope: View,
         start: datetime,
         end: datetime,
         *,
@@ -100,7 +103,7 @@ class FakeReader:
         return found[:limit]
 
     async def around(
-        self, scope: Scope, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: View, message: Msg, window: int, *, session_id: str | None = None
     ) -> list[Msg]:
         same = [m for m in self._visible(scope, session_id) if m.session_id == message.session_id]
         same.sort(key=lambda m: m.seq)

@@ -14,15 +14,16 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_dialectic.domain import Msg, Obs
+from mnemo_dialectic.domain import Msg, Obs, View
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.retrieval import RetrievalClient
-from mnemo_runtime.vectors import Level, Scope
+from mnemo_runtime.vectors import Level
 from mnemo_schema.retrieval import RankedMessage, RankedObservation, RetrievalQuery
 
 MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
+# A view of the whole workspace has no pair: every message of the workspace is visible.
 VISIBLE = (
-    "workspace = %(ws)s AND representations @> %(pair)s::jsonb"
+    "workspace = %(ws)s AND (%(pair)s::jsonb IS NULL OR representations @> %(pair)s::jsonb)"
     " AND (%(session)s::text IS NULL OR session_id = %(session)s)"
 )
 
@@ -48,6 +49,7 @@ def _ranked_obs(o: RankedObservation) -> Obs:
         id=o.id, level=o.level, content=o.content, created_at=o.created_at, observer=o.observer,
         observed=o.observed, session_id=o.session_id, observed_at=o.observed_at,
         premise_ids=tuple(o.premise_ids), source_message_ids=tuple(o.source_message_ids),
+        distance=o.distance,
     )  # fmt: skip
 
 
@@ -78,13 +80,17 @@ class PgScopeReader:
             return await cur.fetchall()  # type: ignore[return-value]
 
     @staticmethod
-    def _params(scope: Scope, session_id: str | None, **more: Any) -> dict[str, Any]:
-        pair = json.dumps([{"observer": scope.observer, "observed": scope.observed}])
+    def _params(scope: View, session_id: str | None, **more: Any) -> dict[str, Any]:
+        pair = (
+            json.dumps([{"observer": scope.observer, "observed": scope.observed}])
+            if scope.scope is not None
+            else None
+        )
         return {"ws": scope.workspace, "pair": pair, "session": session_id, **more}
 
     async def search(
         self,
-        scope: Scope,
+        scope: View,
         text: str,
         *,
         limit: int,
@@ -104,7 +110,7 @@ class PgScopeReader:
         return [_ranked_obs(o) for o in found.observations]
 
     async def search_messages(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, session_id: str | None = None
     ) -> list[Msg]:
         """The engine's best messages of ``scope`` for ``text``."""
         found = await self._retrieval.retrieve(
@@ -116,12 +122,22 @@ class PgScopeReader:
         )  # fmt: skip
         return [_ranked_msg(m) for m in found.messages]
 
-    async def observations(self, scope: Scope, ids: Sequence[str]) -> list[Obs]:
+    async def observations(self, scope: View, ids: Sequence[str]) -> list[Obs]:
         """Live observations of ``scope`` by id."""
-        return [_obs(r) for r in await self._store.get(scope, list(ids))] if ids else []
+        if not ids:
+            return []
+        if scope.scope is not None:
+            return [_obs(r) for r in await self._store.get(scope.scope, list(ids))]
+        rows = await self._rows(
+            "SELECT * FROM observations WHERE workspace = %(ws)s AND id = ANY(%(ids)s)"
+            " AND deleted_at IS NULL",
+            {"ws": scope.workspace, "ids": list(ids)},
+        )
+        by_id = {r["id"]: r for r in rows}
+        return [_obs(by_id[i]) for i in ids if i in by_id]
 
     async def messages(
-        self, scope: Scope, ids: Sequence[str], *, session_id: str | None = None
+        self, scope: View, ids: Sequence[str], *, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages by id."""
         if not ids:
@@ -134,7 +150,7 @@ class PgScopeReader:
         return [_msg(r) for r in rows]
 
     async def grep(
-        self, scope: Scope, text: str, *, limit: int, session_id: str | None = None
+        self, scope: View, text: str, *, limit: int, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text``."""
         rows = await self._rows(
@@ -146,7 +162,7 @@ class PgScopeReader:
 
     async def in_range(
         self,
-        scope: Scope,
+        scope: View,
         start: datetime,
         end: datetime,
         *,
@@ -163,7 +179,7 @@ class PgScopeReader:
         return [_msg(r) for r in rows]
 
     async def around(
-        self, scope: Scope, message: Msg, window: int, *, session_id: str | None = None
+        self, scope: View, message: Msg, window: int, *, session_id: str | None = None
     ) -> list[Msg]:
         """Visible messages of the same session within ``window`` positions."""
         # seq is a log position shared with other sessions, so neighbours are counted, not subtracted.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemo_gateway.api import ListBody, Page
@@ -104,7 +104,7 @@ async def list_conclusions(
 
 @router.post("/query", response_model=list[ConclusionOut])
 async def query_conclusions(
-    workspace_id: PathId, body: ConclusionQuery, svc: Svc, request: Request
+    workspace_id: PathId, body: ConclusionQuery, svc: Svc
 ) -> list[ConclusionOut]:
     """Semantic search inside one (observer_id, observed_id) representation.
 
@@ -137,7 +137,7 @@ async def query_conclusions(
     except ValidationError as err:
         raise refusal(err, rename=_QUERY_FIELDS) from err
     found = await rpc.call(
-        request.app.state.nc,
+        svc.nc,
         subjects.query_subject(workspace_id, ObservationSearchQuery.KIND),
         query, ObservationSearchReply, QUERY_TIMEOUT,
     )  # fmt: skip

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemo_gateway.api import MessageOut
-from mnemo_gateway.deps import PathId, Svc
+from mnemo_gateway.deps import PathId, Services, Svc
 from mnemo_gateway.routes.summaries import SummaryOut, summary_view
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
@@ -77,10 +77,8 @@ class SearchIn(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
 
 
-async def _ask(request: Request, ws: str, query: BaseModel, kind: str, reply: type[R]) -> R:
-    return await rpc.call(
-        request.app.state.nc, subjects.query_subject(ws, kind), query, reply, QUERY_TIMEOUT
-    )
+async def _ask(svc: Services, ws: str, query: BaseModel, kind: str, reply: type[R]) -> R:
+    return await rpc.call(svc.nc, subjects.query_subject(ws, kind), query, reply, QUERY_TIMEOUT)
 
 
 def _build(model: type[R], **fields: Any) -> R:
@@ -112,7 +110,6 @@ async def session_context(
     workspace_id: PathId,
     session_id: PathId,
     svc: Svc,
-    request: Request,
     tokens: Annotated[int, Query(ge=0, le=MAX_CONTEXT_TOKENS)] = DEFAULT_CONTEXT_TOKENS,
     summary: bool = True,
     peer_target: QueryId = None,
@@ -139,7 +136,7 @@ async def session_context(
             max_conclusions,
         ),
     )  # fmt: skip
-    got = await _ask(request, workspace_id, query, ContextQuery.KIND, ContextReply)
+    got = await _ask(svc, workspace_id, query, ContextQuery.KIND, ContextReply)
     return SessionContextOut(
         id=session_id,
         messages=[_message(m) for m in got.messages],
@@ -150,7 +147,7 @@ async def session_context(
 
 
 async def _representation(
-    request: Request, svc: Svc, ws: str, observer: str, target: str | None,
+    svc: Services, ws: str, observer: str, target: str | None,
     want: RepresentationSlice, with_card: bool,
 ) -> RepresentationReply:  # fmt: skip
     await svc.store.peer(ws, observer)
@@ -159,19 +156,19 @@ async def _representation(
     query = RepresentationQuery(
         observer=observer, observed=target or observer, slice=want, with_card=with_card
     )
-    return await _ask(request, ws, query, RepresentationQuery.KIND, RepresentationReply)
+    return await _ask(svc, ws, query, RepresentationQuery.KIND, RepresentationReply)
 
 
 @router.post("/peers/{peer_id}/representation", response_model=RepresentationOut)
 async def peer_representation(
-    workspace_id: PathId, peer_id: PathId, body: PeerRepresentationIn, svc: Svc, request: Request
+    workspace_id: PathId, peer_id: PathId, body: PeerRepresentationIn, svc: Svc
 ) -> RepresentationOut:
     """What this peer believes about ``target`` (itself without one), as markdown."""
     want = _slice(
         body.search_query, body.search_top_k, body.search_max_distance,
         body.include_most_frequent, body.max_conclusions, body.session_id,
     )  # fmt: skip
-    got = await _representation(request, svc, workspace_id, peer_id, body.target, want, False)
+    got = await _representation(svc, workspace_id, peer_id, body.target, want, False)
     return RepresentationOut(representation=got.representation)
 
 
@@ -180,7 +177,6 @@ async def peer_context(
     workspace_id: PathId,
     peer_id: PathId,
     svc: Svc,
-    request: Request,
     target: QueryId = None,
     search_query: QueryText = None,
     search_top_k: TopK = None,
@@ -192,7 +188,7 @@ async def peer_context(
     want = _slice(
         search_query, search_top_k, search_max_distance, include_most_frequent, max_conclusions
     )
-    got = await _representation(request, svc, workspace_id, peer_id, target, want, True)
+    got = await _representation(svc, workspace_id, peer_id, target, want, True)
     return PeerContextOut(
         peer_id=peer_id, target_id=target or peer_id,
         representation=got.representation, peer_card=got.peer_card,
@@ -212,36 +208,34 @@ def _narrow(filters: dict[str, Any] | None, **fixed: str | None) -> dict[str, st
 
 
 async def _search(
-    request: Request, ws: str, body: SearchIn, session_id: str | None, peer_id: str | None
+    svc: Services, ws: str, body: SearchIn, session_id: str | None, peer_id: str | None
 ) -> list[MessageOut]:
     scope = _narrow(body.filters, session_id=session_id, peer_id=peer_id)
     query = SearchQuery(query=body.query, limit=body.limit, **scope)
-    got = await _ask(request, ws, query, SearchQuery.KIND, SearchReply)
+    got = await _ask(svc, ws, query, SearchQuery.KIND, SearchReply)
     return [_message(m) for m in got.messages]
 
 
 @router.post("/search", response_model=list[MessageOut])
-async def search_workspace(
-    workspace_id: PathId, body: SearchIn, svc: Svc, request: Request
-) -> list[MessageOut]:
+async def search_workspace(workspace_id: PathId, body: SearchIn, svc: Svc) -> list[MessageOut]:
     """Messages of the workspace matching ``query`` by words and by meaning."""
     await svc.store.workspace(workspace_id)
-    return await _search(request, workspace_id, body, None, None)
+    return await _search(svc, workspace_id, body, None, None)
 
 
 @router.post("/sessions/{session_id}/search", response_model=list[MessageOut])
 async def search_session(
-    workspace_id: PathId, session_id: PathId, body: SearchIn, svc: Svc, request: Request
+    workspace_id: PathId, session_id: PathId, body: SearchIn, svc: Svc
 ) -> list[MessageOut]:
     """Messages of one session matching ``query``."""
     await svc.store.session(workspace_id, session_id)
-    return await _search(request, workspace_id, body, session_id, None)
+    return await _search(svc, workspace_id, body, session_id, None)
 
 
 @router.post("/peers/{peer_id}/search", response_model=list[MessageOut])
 async def search_peer(
-    workspace_id: PathId, peer_id: PathId, body: SearchIn, svc: Svc, request: Request
+    workspace_id: PathId, peer_id: PathId, body: SearchIn, svc: Svc
 ) -> list[MessageOut]:
     """Messages one peer sent matching ``query``."""
     await svc.store.peer(workspace_id, peer_id)
-    return await _search(request, workspace_id, body, None, peer_id)
+    return await _search(svc, workspace_id, body, None, peer_id)

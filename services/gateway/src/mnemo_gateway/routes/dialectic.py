@@ -5,18 +5,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
-from mnemo_gateway.deps import PathId, Svc
+from mnemo_gateway.deps import PathId, Services, Svc
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
+from mnemo_schema.answer_format import ResponseFormat
 from mnemo_schema.dialectic_queries import (
     ChatAnswer,
     ChatChunk,
     ChatQuery,
     ReasoningLevel,
+    WorkspaceChatQuery,
 )
 from mnemo_schema.errors import Refusal
 from mnemo_schema.ids import EntityId
@@ -29,19 +31,33 @@ CHAT_TIMEOUT_S = 300.0
 MAX_QUERY = 10_000
 
 
-class ChatBody(BaseModel):
-    """The SDK's DialecticParams."""
+class WorkspaceChatBody(BaseModel):
+    """The SDK's workspace chat parameters."""
 
     model_config = ConfigDict(extra="forbid")
 
     # Checked in the route: a length error here would be reported against the whole body.
     query: StorableText
     session_id: EntityId | None = None
-    target: EntityId | None = None
     stream: bool = False
     reasoning_level: ReasoningLevel = "low"
-    response_format: dict[str, Any] | None = None
+    response_format: ResponseFormat | None = None
     include_evidence: bool = False
+    # Named so that a caller using it hears that it is not supported, instead of being ignored.
+    scope: Any = None
+
+
+class ChatBody(WorkspaceChatBody):
+    """The SDK's DialecticParams."""
+
+    target: EntityId | None = None
+
+
+def _checked(body: WorkspaceChatBody) -> None:
+    if not body.query.strip() or len(body.query) > MAX_QUERY:
+        raise Refusal(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
+    if body.scope is not None:
+        raise Refusal(422, "scope: chat through a scope is not supported", "scope")
 
 
 def _sse(chunk: ChatChunk) -> bytes:
@@ -49,34 +65,34 @@ def _sse(chunk: ChatChunk) -> bytes:
 
 
 @router.post("/peers/{peer_id}/chat", response_model=ChatAnswer)
-async def chat(
-    workspace_id: PathId, peer_id: PathId, body: ChatBody, svc: Svc, request: Request
-) -> Any:
+async def chat(workspace_id: PathId, peer_id: PathId, body: ChatBody, svc: Svc) -> Any:
     """Ask what ``peer_id`` knows about ``target`` (itself by default)."""
-    if not body.query.strip() or len(body.query) > MAX_QUERY:
-        raise Refusal(422, f"query: must be 1 to {MAX_QUERY} characters, not blank", "query")
-    if body.response_format is not None:
-        raise Refusal(
-            422, "response_format: structured answers are not supported", "response_format"
-        )
-    await svc.store.peer(workspace_id, peer_id)
-    if body.target is not None:
-        try:
-            await svc.store.peer(workspace_id, body.target)
-        except Refusal as err:
-            raise Refusal(404, f"peer {body.target!r} not found", "target") from err
+    query = await chat_query(workspace_id, peer_id, body, svc)
+    return await _ask(svc, workspace_id, query, body.stream)
+
+
+@router.post("/chat", response_model=ChatAnswer)
+async def workspace_chat(workspace_id: PathId, body: WorkspaceChatBody, svc: Svc) -> Any:
+    """Ask about the whole workspace: every peer's messages and self-representation."""
+    _checked(body)
+    await svc.store.workspace(workspace_id)
     if body.session_id is not None:
         await svc.store.session(workspace_id, body.session_id)
-    query = ChatQuery(
-        observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
-        query=body.query, reasoning_level=body.reasoning_level,
-        include_evidence=body.include_evidence,
+    query = WorkspaceChatQuery(
+        session_id=body.session_id, query=body.query, reasoning_level=body.reasoning_level,
+        include_evidence=body.include_evidence, response_format=body.response_format,
     )  # fmt: skip
-    subject = subjects.query_subject(workspace_id, "chat")
-    nc = request.app.state.nc
-    if not body.stream:
-        return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S)
-    chunks = rpc.stream(nc, subject, query, ChatChunk, CHAT_TIMEOUT_S)
+    return await _ask(svc, workspace_id, query, body.stream)
+
+
+async def _ask(
+    svc: Services, workspace_id: str, query: ChatQuery | WorkspaceChatQuery, stream: bool
+) -> Any:
+    subject = subjects.query_subject(workspace_id, query.KIND)
+    nc = svc.nc
+    if not stream:
+        return await rpc.call(nc, subject, query, ChatAnswer, CHAT_TIMEOUT_S, cancellable=True)
+    chunks = rpc.stream(nc, subject, query, ChatChunk, CHAT_TIMEOUT_S, cancellable=True)
     # The first chunk is awaited here so a refused query is an HTTP error, not a broken stream.
     first = await anext(chunks)
 
@@ -92,3 +108,21 @@ async def chat(
             yield _sse(ChatChunk(done=True))
 
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+async def chat_query(workspace_id: str, peer_id: str, body: ChatBody, svc: Services) -> ChatQuery:
+    """The dialectic's query for ``body``, once its peers and session are known to exist."""
+    _checked(body)
+    await svc.store.peer(workspace_id, peer_id)
+    if body.target is not None:
+        try:
+            await svc.store.peer(workspace_id, body.target)
+        except Refusal as err:
+            raise Refusal(404, f"peer {body.target!r} not found", "target") from err
+    if body.session_id is not None:
+        await svc.store.session(workspace_id, body.session_id)
+    return ChatQuery(
+        observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
+        query=body.query, reasoning_level=body.reasoning_level,
+        include_evidence=body.include_evidence, response_format=body.response_format,
+    )  # fmt: skip

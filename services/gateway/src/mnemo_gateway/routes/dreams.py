@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict
 
 from mnemo_gateway.deps import PathId, Svc
@@ -23,9 +23,7 @@ class ScheduleDreamIn(BaseModel):
 
 
 @router.post("/schedule_dream", status_code=204)
-async def schedule_dream(
-    workspace_id: PathId, body: ScheduleDreamIn, svc: Svc, request: Request
-) -> Response:
+async def schedule_dream(workspace_id: PathId, body: ScheduleDreamIn, svc: Svc) -> Response:
     """Publish a DreamDue for (observer, observed); the dreamer runs it once the log holds it.
 
     Answered once the queue status counts the dream (the memory projection has applied the
@@ -44,6 +42,6 @@ async def schedule_dream(
         session_id=body.session_id,
         dream_type=body.dream_type,
     )
-    (seq,) = await EventPublisher(request.app.state.nc.jetstream()).publish([due])
+    (seq,) = await EventPublisher(svc.nc.jetstream()).publish([due])
     await svc.bus.seen(workspace_id, seq, memory=True)
     return Response(status_code=204)

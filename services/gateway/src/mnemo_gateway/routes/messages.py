@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 
 from mnemo_gateway import views
 from mnemo_gateway.api import ListBody, MessageBatchCreate, MessageOut, MessageUpdate, Page
-from mnemo_gateway.deps import PageQ, PathId, Svc, order
+from mnemo_gateway.deps import PageQ, PathId, Services, Svc, order
 from mnemo_gateway.store import MESSAGE_COLS
 from mnemo_schema import commands as c
 
@@ -31,6 +31,18 @@ async def create_messages(
     idempotency_key: Annotated[str | None, Header(max_length=IDEMPOTENCY_KEY_MAX)] = None,
 ) -> Response:
     """Append 1..100 messages, all or nothing; a retry with the same Idempotency-Key is a no-op."""
+    out = await post_messages(workspace_id, session_id, body, svc, idempotency_key)
+    return Response(_MESSAGES.dump_json(out), status_code=201, media_type="application/json")
+
+
+async def post_messages(
+    workspace_id: str,
+    session_id: str,
+    body: MessageBatchCreate,
+    svc: Services,
+    idempotency_key: str | None = None,
+) -> list[MessageOut]:
+    """The messages as stored, once their projection has them (HTTP and gRPC alike)."""
     reply = await svc.bus.send(
         workspace_id,
         c.PostMessages(
@@ -40,7 +52,7 @@ async def create_messages(
     # Answered from the request and the reply (ids, token counts, time), without a read-back:
     # the bus has already waited for the messages' projection.
     when = reply.posted_at
-    out = [
+    return [
         MessageOut(
             id=mid, content=m.content, peer_id=m.peer_id, session_id=session_id,
             workspace_id=workspace_id, metadata=m.metadata or {}, created_at=m.created_at or when,
@@ -48,7 +60,6 @@ async def create_messages(
         )
         for mid, m, tokens in zip(reply.message_ids, body.messages, reply.token_counts, strict=True)
     ]  # fmt: skip
-    return Response(_MESSAGES.dump_json(out), status_code=201, media_type="application/json")
 
 
 @router.post("/list", response_model=Page[MessageOut])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Response
+from fastapi import APIRouter, Body, Query, Response
 
 from mnemo_gateway import views
 from mnemo_gateway.api import (
@@ -76,6 +76,22 @@ async def delete_session(workspace_id: PathId, session_id: PathId, svc: Svc) -> 
     """Delete a session, its members and its messages from the read models."""
     await svc.bus.send(workspace_id, c.DeleteSession(session_id=session_id))
     return {"status": "deleted"}
+
+
+@router.post("/{session_id}/clone", response_model=SessionOut)
+async def clone_session(
+    workspace_id: PathId,
+    session_id: PathId,
+    svc: Svc,
+    message_id: Annotated[EntityId | None, Query()] = None,
+) -> SessionOut:
+    """Copy a session into a new one: all its messages, or those up to and including
+    ``message_id``; the copies feed no memory (the originals did)."""
+    reply = await svc.bus.send(
+        workspace_id, c.CloneSession(session_id=session_id, message_id=message_id)
+    )
+    assert reply.session_id is not None
+    return views.session(await svc.store.session(workspace_id, reply.session_id))
 
 
 @router.post("/{session_id}/peers", response_model=SessionOut)

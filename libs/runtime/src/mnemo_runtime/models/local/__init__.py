@@ -13,8 +13,6 @@ from typing import Protocol
 
 from mnemo_runtime.models.calls import CallRuntime
 from mnemo_runtime.models.local.deriver import MODEL_NAME, LocalDeriver
-from mnemo_runtime.models.local.dialectic import DIALECTIC_STAGES, LocalDialectic
-from mnemo_runtime.models.local.dreamer import LocalDeduction, LocalInduction
 from mnemo_runtime.models.local.summarizer import LocalSummarizer
 from mnemo_runtime.models.ports import (
     ChatModel,
@@ -35,13 +33,11 @@ class Skill(Protocol):
         ...
 
 
-# One line per stage the reasoner can serve.
+# One line per stage the reasoner can serve here; a service may register its own skills (the
+# dialectic and the dreamer do, for their stages).
 SKILLS: Mapping[Stage, Callable[[], Skill]] = {
     Stage.DERIVER: LocalDeriver,
-    **dict.fromkeys(DIALECTIC_STAGES, LocalDialectic),
     Stage.SUMMARIZER: LocalSummarizer,
-    Stage.DREAMER_DEDUCTION: LocalDeduction,
-    Stage.DREAMER_INDUCTION: LocalInduction,
 }
 
 

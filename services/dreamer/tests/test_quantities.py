@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemo_runtime.models.local.quantities import quantity_updates
+from mnemo_dreamer.quantities import quantity_updates
 
 OLD = (
     "a",

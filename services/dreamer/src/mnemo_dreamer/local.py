@@ -15,13 +15,14 @@ sharing a salient word yield a pattern citing them (its confidence is graded by 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from mnemo_dreamer.quantities import quantity_updates
 from mnemo_runtime.models.local.deriver import MODEL_NAME
-from mnemo_runtime.models.local.quantities import quantity_updates
 from mnemo_runtime.models.ports import (
     ModelRequest,
     ModelResponse,
@@ -70,6 +71,54 @@ _STOP = frozenset(
     "currently previously recently mentioned planning started trying asked using".split()
 )
 _LIKES = re.compile(r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|favou?rite)\b", re.I)
+# Only activities (climbing, painting, running) make a pattern a sentence can state plainly:
+# "Alice often spends time climbing". A shared noun ("night", "friends") says nothing about her.
+_ACTIVITY = re.compile(r"[a-z]{3,}ing")
+_NOT_ACTIVITY = frozenset(
+    [
+        "something",
+        "nothing",
+        "anything",
+        "everything",
+        "morning",
+        "evening",
+        "during",
+        "thing",
+        "bring",
+        "spring",
+        "string",
+        "ceiling",
+        "wedding",
+        "building",
+        "feeling",
+        "meeting",
+        "interesting",
+        "amazing",
+        "exciting",
+        "going",
+        "doing",
+        "being",
+        "having",
+        "getting",
+        "making",
+        "taking",
+        "coming",
+        "saying",
+        "thinking",
+        "trying",
+        "starting",
+        "planning",
+    ]
+)
+# Words that say when, not what: a value ending in them ("Denver now") loses them.
+_WHEN_TAIL = re.compile(
+    r"(?:\s+(?:now|currently|these days|nowadays|again|too|anymore|still))+$", re.I
+)
+_TEMPLATES = {
+    "Lives in": ("{s} now lives in {v}", "no longer in {b}"),
+    "Occupation": ("{s} now works as {a}{v}", "no longer as {b}"),
+    "Employer": ("{s} now works at {v}", "no longer at {b}"),
+}
 MAX_PATTERNS = 5
 MAX_PREMISES = 8
 
@@ -143,7 +192,41 @@ def _opening(request: ModelRequest) -> tuple[str, list[str]]:
 
 
 def _value(raw: str) -> str:
-    return _CUT.split(raw, maxsplit=1)[0].strip()
+    return _WHEN_TAIL.sub("", _CUT.split(raw, maxsplit=1)[0].strip()).strip()
+
+
+def _name(peer: str) -> str:
+    """The peer's name as a sentence's subject."""
+    return peer[:1].upper() + peer[1:] if peer else ""
+
+
+def well_formed(sentence: str, subject: str) -> bool:
+    """Whether ``sentence`` states something about ``subject`` as a plain sentence: it opens
+    with the subject's name, capitalised, has a verb after it, no repeated words in a row, no
+    brackets or colons left from a template."""
+    words = sentence.split()
+    if len(words) < 3 or not sentence.startswith(subject) or not subject[:1].isupper():
+        return False
+    if any(a.casefold() == b.casefold() for a, b in itertools.pairwise(words)):
+        return False
+    return not any(ch in sentence for ch in "():[]")
+
+
+def _update_sentence(subj: str, attr: str, value: str, before: list[str]) -> str | None:
+    """A knowledge update as one sentence, or None when it would not make one."""
+    subj = _name(subj.strip())
+    before = [b for b in before if b.casefold() != value.casefold()]
+    if not value or not before:
+        return None
+    new, old = _TEMPLATES[attr]
+    article = (
+        ""
+        if re.match(r"(?:an?|the) ", value, re.I)
+        else ("an " if value[:1].lower() in "aeiou" else "a ")
+    )
+    joined = " or ".join(before)
+    sentence = f"{new.format(s=subj, a=article, v=value)}, {old.format(b=joined)}"
+    return sentence if well_formed(sentence, subj) else None
 
 
 def _attributes(obs: list[_Obs]) -> dict[tuple[str, str], list[tuple[_Obs, str]]]:
@@ -202,8 +285,10 @@ class LocalDeduction:
             old = [o for o, v in vals[:-1] if v.casefold() != value.casefold()]
             if not old:
                 continue
-            before = ", ".join(dict.fromkeys(v for o, v in vals[:-1] if o in old))
-            content = f"{subj} now: {attr.lower()} {value} (previously {before})"
+            before = list(dict.fromkeys(v for o, v in vals[:-1] if o in old))
+            content = _update_sentence(subj, attr, value, before)
+            if content is None:
+                continue
             calls.append(("update_knowledge", {
                 "content": content, "premise_ids": [newest.id, *(o.id for o in old)],
                 "superseded_ids": [o.id for o in old],
@@ -280,7 +365,11 @@ class LocalInduction:
         for o in obs:
             if o.level in ("explicit", "deductive"):
                 for w in dict.fromkeys(_WORD.findall(o.content.casefold())):
-                    if w not in _STOP and w != peer.casefold():
+                    if (
+                        _ACTIVITY.fullmatch(w)
+                        and w not in _STOP | _NOT_ACTIVITY
+                        and w != peer.casefold()
+                    ):
                         by_term[w].append(o)
         chosen: list[tuple[str, list[_Obs]]] = []
         # An observation and a deduction resting on it are one piece of evidence, not two.
@@ -298,9 +387,14 @@ class LocalInduction:
                 break
         calls: list[tuple[str, dict[str, object]]] = []
         for term, group in chosen:
-            kind = "preference" if any(_LIKES.search(o.content) for o in group) else "tendency"
+            liked = any(_LIKES.search(o.content) for o in group)
+            name = _name(peer)
+            # A pattern is said as a plain sentence about the peer, or not at all.
+            content = f"{name} enjoys {term}" if liked else f"{name} often spends time {term}"
+            if not name or not well_formed(content, name):
+                continue
             calls.append(("write_pattern", {
-                "content": f"{peer or 'The peer'} keeps coming back to {term}",
-                "pattern_type": kind, "premise_ids": [o.id for o in group[:MAX_PREMISES]],
+                "content": content, "pattern_type": "preference" if liked else "tendency",
+                "premise_ids": [o.id for o in group[:MAX_PREMISES]],
             }))  # fmt: skip
         return _reply(request, calls, "" if calls else "no supported pattern")
