@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
 import psycopg
@@ -198,3 +198,20 @@ async def _try_lock(conn: AsyncConnection[Any], key1: int, key2: int) -> bool:
     cur = await conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS held", (key1, key2))
     row = await cur.fetchone()
     return bool(row and row["held"])
+
+
+@contextlib.asynccontextmanager
+async def held_by(
+    dsn: str, partitions: int, stop: asyncio.Event, leases: Leases | None = None
+) -> AsyncIterator[Leases]:
+    """``leases`` (a process's shared holder), or a holder of the caller's own that runs until
+    ``stop`` and is awaited on the way out, for a stage run alone."""
+    if leases is not None:
+        yield leases
+        return
+    own = Leases(dsn, partitions)
+    holder = asyncio.create_task(own.run(stop))
+    try:
+        yield own
+    finally:
+        await holder

@@ -16,7 +16,7 @@ from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
-from mnemo_runtime.partitions import Leases
+from mnemo_runtime.partitions import Leases, held_by
 
 MIGRATIONS = package_migrations("mnemo_deriver")
 
@@ -47,11 +47,5 @@ async def run(
         PgProgress(infra.pool),
         LogTurns(infra.nc),
     )
-    own = leases is None
-    leases = leases or Leases(infra.database_url, infra.partitions)
-    holder = asyncio.create_task(leases.run(stop)) if own else None
-    try:
-        await consume(infra.js, service, stop, settings, dead, leases)
-    finally:
-        if holder is not None:
-            await holder
+    async with held_by(infra.database_url, infra.partitions, stop, leases) as held:
+        await consume(infra.js, service, stop, settings, dead, held)

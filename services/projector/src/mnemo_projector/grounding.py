@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 
-from mnemo_runtime.memory.rules import span_in_message
+from mnemo_runtime.memory.rules import CitedMessage, derived_reason, explicit_reason
 from mnemo_runtime.vectors.ports import Scope, require_scope
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
@@ -40,14 +40,6 @@ async def resolve(conn: AsyncConnection[Any], scope: Scope, ids: Sequence[str]) 
         (list(ids), scope.workspace, scope.workspace, scope.observer, scope.observed),
     )
     return {r["asked"]: r["canonical"] for r in await cur.fetchall()}
-
-
-class _Cited:
-    """A cited message as the check sees it, from the log or from the message table."""
-
-    def __init__(self, content: str, representations: list[dict[str, str]]) -> None:
-        self.content = content
-        self.representations = representations
 
 
 async def verdicts(
@@ -73,49 +65,29 @@ async def verdicts(
 async def _reason(
     conn: AsyncConnection[Any],
     e: ObservationWritten,
-    cited: Mapping[tuple[str, str], _Cited],
+    cited: Mapping[tuple[str, str], CitedMessage],
     batch: set[str],
 ) -> str | None:
     if e.level in DERIVED_LEVELS:
-        if not e.premise_ids:
-            return f"a {e.level} observation must cite the observations it rests on"
         missing = set(e.premise_ids) - batch
         if missing:
             scope = Scope(e.workspace, e.observer, e.observed)
             missing -= set(await resolve(conn, scope, sorted(missing)))
-        if missing:
-            return (
-                f"cited observations {sorted(missing)} do not exist in the representation"
-                f" ({e.observer}, {e.observed})"
-            )
-        return None
+        return derived_reason(e, missing)
     if e.origin == "api":
         return None
-    if not e.source_message_ids or not e.source_span:
-        return "an explicit observation must cite its source message and a verbatim span"
     if e.source_message_seqs and len(e.source_message_seqs) != len(e.source_message_ids):
         return "source_message_seqs must give one position for each cited message"
-    pair = {"observer": e.observer, "observed": e.observed}
-    for mid in e.source_message_ids:
-        msg = cited.get((e.workspace, mid))
-        if msg is None:
-            return f"source message {mid!r} does not exist"
-        if pair not in msg.representations:
-            return f"message {mid!r} does not feed the representation ({e.observer}, {e.observed})"
-    if not any(
-        span_in_message(e.source_span, cited[e.workspace, m].content) for m in e.source_message_ids
-    ):
-        return f"span {e.source_span!r} is not in the cited message"
-    return None
+    return explicit_reason(e, cited)
 
 
 async def _cited(
     conn: AsyncConnection[Any], events: Sequence[ObservationWritten], log: CitedMessages
-) -> dict[tuple[str, str], _Cited]:
+) -> dict[tuple[str, str], CitedMessage]:
     """The messages the explicit observations cite, by (workspace, id)."""
     explicit = [e for e in events if e.level not in DERIVED_LEVELS and e.origin != "api"]
     by_seq = await log.at(sorted({s for e in explicit for s in e.source_message_seqs}))
-    out: dict[tuple[str, str], _Cited] = {}
+    out: dict[tuple[str, str], CitedMessage] = {}
     table: set[tuple[str, str]] = set()
     for e in explicit:
         if not e.source_message_seqs:
@@ -126,7 +98,7 @@ async def _cited(
             # The position must hold this very message of this workspace.
             if m is not None and m.workspace == e.workspace and m.message_id == mid:
                 reps = [{"observer": r.observer, "observed": r.observed} for r in m.representations]
-                out[(e.workspace, mid)] = _Cited(m.content, reps)
+                out[(e.workspace, mid)] = CitedMessage(m.content, reps)
     if table:
         workspaces, ids = zip(*sorted(table), strict=True)
         cur = await conn.execute(
@@ -138,6 +110,6 @@ async def _cited(
         for r in await cur.fetchall():
             row: Any = r
             out.setdefault(
-                (row["workspace"], row["id"]), _Cited(row["content"], row["representations"])
+                (row["workspace"], row["id"]), CitedMessage(row["content"], row["representations"])
             )
     return out

@@ -11,7 +11,7 @@ from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
-from mnemo_runtime.partitions import Leases
+from mnemo_runtime.partitions import Leases, held_by
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_summarizer.adapters.bus import consume
 from mnemo_summarizer.adapters.history import PgSessionHistory
@@ -53,11 +53,5 @@ async def run(
         TokenCounter().count,
         PgProgress(infra.pool),
     )
-    own = leases is None
-    leases = leases or Leases(infra.database_url, infra.partitions)
-    holder = asyncio.create_task(leases.run(stop)) if own else None
-    try:
-        await consume(infra.js, service, stop, settings, dead, leases)
-    finally:
-        if holder is not None:
-            await holder
+    async with held_by(infra.database_url, infra.partitions, stop, leases) as held:
+        await consume(infra.js, service, stop, settings, dead, held)
