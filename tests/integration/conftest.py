@@ -303,12 +303,17 @@ async def _write_path(
     from mnemo_projector.app import build_app as build_projector
     from mnemo_projector.settings import ProjectorSettings
     from mnemo_runtime.infra import open_infra
+    from mnemo_runtime.partitions import Leases
 
     infra = await open_infra(nats_url, database_url, name)
-    projector = build_projector(ProjectorSettings(), infra.nc, infra.js, infra.pool)
+    projector = build_projector(
+        ProjectorSettings(), infra.nc, infra.js, infra.pool, infra.partitions
+    )
     await projector.setup()
+    leases = Leases(infra.database_url, infra.partitions)
+    leases.add(projector)
     stop = asyncio.Event()
-    task = asyncio.create_task(projector.run(stop))
+    task = asyncio.create_task(leases.run(stop))
     broker = build_broker(nats_url)
     router, local_ingest = build_app_with_local(IngestSettings(), infra.js, infra.pool)
     broker.include_router(router)

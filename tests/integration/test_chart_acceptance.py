@@ -11,6 +11,7 @@ readiness probe, as the kubelet does.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -29,6 +30,7 @@ from mnemo.v1 import messages_pb2_grpc as mg
 
 from mnemo_cli.bench_grpc import credentials
 from mnemo_runtime.stack import free_port
+from mnemo_schema import subjects
 
 ROOT = Path(__file__).resolve().parents[2]
 HELM = ROOT / "deploy" / "tools" / "bin" / "helm" / "helm"
@@ -213,7 +215,11 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         assert 'route="/v3/workspaces/{workspace_id}/sessions/{session_id}/messages"' in gw
         assert "mnemo_http_request_duration_seconds_bucket" in gw
         deriver = _metrics(by_name["m-mnemo-deriver"])
-        assert 'mnemo_consumer_pending_messages{durable="deriver"} 0.0' in deriver
+        # One durable per partition, each drained.
+        lags = re.findall(
+            r'mnemo_consumer_pending_messages\{durable="deriver-p\d+"\} (\S+)', deriver
+        )
+        assert len(lags) == subjects.DEFAULT_PARTITIONS and set(lags) == {"0.0"}, lags
         assert 'mnemo_dead_letters{stage="deriver"} 0.0' in deriver
         memory = _metrics(by_name["m-mnemo-memory"])
         assert 'mnemo_consumer_pending_messages{durable="dreamer-schedule"}' in memory

@@ -15,7 +15,7 @@ from honcho import Honcho
 from honcho.api_types import MessageCreateParams
 from psycopg.rows import dict_row
 
-from mnemo_schema.subjects import STREAM, observation_subject
+from mnemo_runtime import direct
 
 DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared" / "datasets"))
 BEAM = DATA / "beam-100k" / "1"
@@ -29,7 +29,8 @@ def rows(database_url: str, sql: str, *params: object) -> list[dict[str, object]
 async def _last_seq(nats_url: str, subject: str) -> int:
     nc = await nats.connect(nats_url)
     try:
-        return int((await nc.jetstream().get_last_msg(STREAM, subject)).seq or 0)
+        found = await direct.last(nc, subject)
+        return found.seq if found else 0
     finally:
         await nc.close()
 
@@ -52,7 +53,7 @@ def dream(
     )
     # The dream's edits are in the log before its DreamCompleted; wait until the memory
     # projection has applied the newest of them.
-    last = asyncio.run(_last_seq(nats_url, observation_subject(workspace, peer, peer)))
+    last = asyncio.run(_last_seq(nats_url, f"mnemo.evt.{workspace}.*.obs.{peer}.{peer}"))
     until(
         lambda: rows(
             database_url,

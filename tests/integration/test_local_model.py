@@ -64,7 +64,7 @@ async def test_smollm2_answers_flow_through_the_deriver(own_nats, fresh_database
     stop = asyncio.Event()
     async with write_path(own_nats, fresh_database, "smollm2-api", local=True) as app:
         infra = await open_infra(own_nats, fresh_database, "smollm2-deriver")
-        deriver = asyncio.create_task(run_deriver(settings, infra.js, infra.pool, stop, model))
+        deriver = asyncio.create_task(run_deriver(settings, infra, stop, model=model))
         try:
             posted = await _post(app)
             await _until_all_acknowledged(infra.js, len(posted), timeout_s=600)
@@ -156,7 +156,10 @@ async def _until_all_acknowledged(js: object, count: int, timeout_s: float) -> N
     info = None
     while time.monotonic() < deadline:
         try:
-            info = await js.consumer_info(subjects.STREAM, subjects.DERIVER_DURABLE)
+            durable = subjects.stage_durable(
+                subjects.DERIVER, subjects.partition_of(WS, subjects.DEFAULT_PARTITIONS)
+            )
+            info = await js.consumer_info(subjects.STREAM, durable)
         except Exception:  # the deriver has not created its consumer yet
             info = None
         if (

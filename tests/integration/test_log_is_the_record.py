@@ -175,11 +175,14 @@ def test_an_undecodable_event_is_parked_and_the_stages_go_on(
             ).fetchall()
         return {r[0]: r[1:] for r in rows}
 
+    partition = subjects.partition_of(workspace, subjects.DEFAULT_PARTITIONS)
     try:
         until(lambda: {"projector-pg", "deriver", "summarizer"} <= set(parked()), timeout=20)
         for reason, subject, session, data in parked().values():
             assert str(reason).startswith("undecodable event")
-            assert (subject, session, bytes(data)) == (f"mnemo.evt.{workspace}.msg.s", "s", garbage)
+            # The stored subject: the stream adds the workspace's partition.
+            stored = f"mnemo.evt.{workspace}.{partition}.msg.s"
+            assert (subject, session, bytes(data)) == (stored, "s", garbage)
     finally:
         # Settled, so that the shared stack is ready again for the tests after this one.
         with psycopg.connect(database_url, autocommit=True) as conn:

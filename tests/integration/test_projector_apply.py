@@ -40,24 +40,25 @@ async def test_a_batch_of_messages_is_one_guarded_statement(fresh_database):
     try:
         async with pool.connection() as conn:
             await conn.execute(
-                "UPDATE projection_positions SET seq = 5 WHERE name = %s", (PROJECTION,)
+                "INSERT INTO projection_positions (name, partition, seq) VALUES (%s, 3, 5)",
+                (PROJECTION,),
             )
             batch = [posted(6), posted(7)]
             statement = EntityProjection().guarded(batch)
             assert statement is not None
 
             # Another projector (or a rebuild) moved the position: nothing is written.
-            assert not await advance_guarded(conn, PROJECTION, statement, 4, 7)
+            assert not await advance_guarded(conn, PROJECTION, 3, statement, 4, 7)
             assert await rows(conn) == []
-            assert await read_position(conn) == 5
+            assert await read_position(conn, PROJECTION, 3) == 5
 
-            assert await advance_guarded(conn, PROJECTION, statement, 5, 7)
-            assert await read_position(conn) == 7
+            assert await advance_guarded(conn, PROJECTION, 3, statement, 5, 7)
+            assert await read_position(conn, PROJECTION, 3) == 7
             guarded = await rows(conn)
             assert [r[0] for r in guarded] == ["m6", "m7"]
 
             # The same batch again, from the old position, is refused and changes nothing.
-            assert not await advance_guarded(conn, PROJECTION, statement, 5, 7)
+            assert not await advance_guarded(conn, PROJECTION, 3, statement, 5, 7)
             assert await rows(conn) == guarded
 
             # The rows are those the transactional path writes for the same events.

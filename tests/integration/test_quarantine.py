@@ -160,13 +160,15 @@ class _Breaks:
     """A projection into a table of its own that fails, as a bug would, on one event."""
 
     name = "breaks"
-    filter_subject = "mnemo.evt.breaking.>"
     applied_subject = "mnemo.projector.breaks.applied"
     pipelined = False
 
     def __init__(self, bad_message: str) -> None:
         self.bad = bad_message
         self.tries = 0
+
+    def filters(self, partition: int) -> list[str]:
+        return [f"mnemo.evt.breaking.{partition}.>"]
 
     async def setup(self, conn: AsyncConnection) -> None:
         await conn.execute("CREATE TABLE IF NOT EXISTS breaks (seq bigint PRIMARY KEY, id text)")
@@ -196,7 +198,10 @@ async def test_an_event_that_keeps_failing_is_quarantined_and_the_rest_applied(
     projection = _Breaks("m2")
     async with infra.pool.connection() as conn:
         await projection.setup(conn)
-    projector = Projector(projection, infra.nc, infra.js, infra.pool, retry=RetryPolicy(3, (0.01,)))
+    projector = Projector(
+        projection, infra.nc, infra.js, infra.pool, retry=RetryPolicy(3, (0.01,)),
+        partition=subjects.partition_of("breaking", infra.partitions), partitions=infra.partitions,
+    )  # fmt: skip
     await projector.setup()
     for i in range(1, 5):
         event = MessagePosted(

@@ -61,7 +61,7 @@ async def test_a_parked_message_is_derived_again_once_the_deriver_is_fixed(
     settings = DeriverSettings(max_attempts=1, idle_s=0.1, retry_delay_s=0.2)
     async with write_path(own_nats, fresh_database, "redrive-api", local=True) as app:
         infra = await open_infra(own_nats, fresh_database, "redrive-deriver")
-        deriver = asyncio.create_task(run_deriver(settings, infra.js, infra.pool, stop, model))
+        deriver = asyncio.create_task(run_deriver(settings, infra, stop, model=model))
         try:
             async with httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=app), base_url="http://t", headers=admin_headers()

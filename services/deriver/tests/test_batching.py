@@ -20,16 +20,16 @@ def msg(i: int, tokens: int = 10, peer: str = "a") -> MessagePosted:
 
 def test_token_target_flushes_at_once():
     b = Batcher(token_target=25, idle_s=1, max_age_s=5)
-    assert b.add(KEY, Item(1, msg(1)), now=0) is None
-    assert b.add(KEY, Item(2, msg(2)), now=0.1) is None
-    full = b.add(KEY, Item(3, msg(3)), now=0.2)
-    assert full is not None and [i.seq for i in full.items] == [1, 2, 3]
+    assert b.add(KEY, Item(1, msg(1)), now=0) == []
+    assert b.add(KEY, Item(2, msg(2)), now=0.1) == []
+    (full,) = b.add(KEY, Item(3, msg(3)), now=0.2)
+    assert [i.seq for i in full.items] == [1, 2, 3]
     assert len(b) == 0
 
 
 def test_context_tokens_count_toward_the_target():
     b = Batcher(token_target=25, idle_s=1, max_age_s=5)
-    assert b.add(KEY, Item(1, msg(1), context=msg(0, tokens=20, peer="x")), now=0) is not None
+    assert len(b.add(KEY, Item(1, msg(1), context=msg(0, tokens=20, peer="x")), now=0)) == 1
 
 
 def test_idle_debounce_flushes_a_quiet_batch():
@@ -55,8 +55,20 @@ def test_max_age_flushes_a_busy_batch():
 def test_representations_batch_separately():
     b = Batcher(token_target=15, idle_s=1, max_age_s=5)
     other = RepKey("w", "b", "a")
-    assert b.add(KEY, Item(1, msg(1)), now=0) is None
-    assert b.add(other, Item(1, msg(1)), now=0) is None
+    assert b.add(KEY, Item(1, msg(1)), now=0) == []
+    assert b.add(other, Item(1, msg(1)), now=0) == []
     assert len(b) == 2
-    assert b.add(KEY, Item(2, msg(2)), now=0) is not None
+    assert len(b.add(KEY, Item(2, msg(2)), now=0)) == 1
     assert len(b.drain()) == 1
+
+
+def test_other_instructions_close_the_open_batch_and_keep_the_line_in_order():
+    b = Batcher(token_target=1000, idle_s=1, max_age_s=5)
+    told = RepKey("w", "a", "a", instructions="Only food.")
+    assert told == KEY  # one line per representation, whatever the instructions
+    assert b.add(told, Item(1, msg(1)), now=0) == []
+    (first,) = b.add(KEY, Item(2, msg(2)), now=0)
+    assert [i.seq for i in first.items] == [1] and first.key.instructions == "Only food."
+    assert b.add(KEY, Item(3, msg(3)), now=0) == []
+    (second,) = b.drain()
+    assert [i.seq for i in second.items] == [2, 3] and second.key.instructions is None

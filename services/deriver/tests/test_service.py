@@ -1,17 +1,18 @@
-"""The deriver service with fakes at its ports: what is published, acked, requeued, parked."""
+"""The deriver service with fakes at its ports: what is published, acked, retried, parked."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
 
+from mnemo_deriver.batching import RepKey
 from mnemo_deriver.service import Delivery, DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.deriver_contract import parse_batch
-from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
@@ -28,11 +29,6 @@ class Log:
         return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
 
 
-class Grounding:
-    async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        return [None for _ in events]
-
-
 class Dead:
     def __init__(self) -> None:
         self.parked: list[Letter] = []
@@ -42,20 +38,36 @@ class Dead:
         return len(self.parked)
 
 
-class Progress:
+class Lines:
+    """Each representation's line: the newest position taken and done."""
+
     def __init__(self) -> None:
-        self.calls: list[str] = []
+        self.taken_at: dict[RepKey, int] = {}
+        self.done_at: dict[RepKey, int] = {}
+        self.sessions: set[str] = set()  # the sessions named with the progress
 
-    async def started(self, units: dict[tuple[str, str, str, str], int]) -> None:
-        self.calls.append("started")
+    async def taken(self, key: RepKey, seq: int, sessions: Sequence[str] = ()) -> None:
+        self.taken_at[key] = max(self.taken_at.get(key, 0), seq)
+        self.sessions.update(sessions)
 
-    async def finished(
-        self, units: dict[tuple[str, str, str, str], int], last_seq: int = 0
+    async def done(
+        self, key: RepKey, seq: int, observation_seq: int, sessions: Sequence[str] = ()
     ) -> None:
-        self.calls.append("finished")
+        self.done_at[key] = max(self.done_at.get(key, 0), seq)
+        self.sessions.update(sessions)
 
-    async def requeued(self, units: dict[tuple[str, str, str, str], int]) -> None:
-        self.calls.append("requeued")
+
+class Turns:
+    """The log's view of the turn before a message: what was posted, by position."""
+
+    def __init__(self, *posted: tuple[int, MessagePosted]) -> None:
+        self.posted = dict(posted)
+        self.asked: list[int] = []
+
+    async def before(self, workspace: str, session_id: str, seq: int) -> MessagePosted | None:
+        self.asked.append(seq)
+        earlier = [s for s, m in self.posted.items() if s < seq and m.session_id == session_id]
+        return self.posted[max(earlier)] if earlier else None
 
 
 class Settled:
@@ -74,83 +86,123 @@ class Settled:
         return Delivery(seq, event, ack, nak, self.attempts.get(seq, 1))
 
 
-def posted(i: int, peer: str, text: str, reps: list[tuple[str, str]]) -> MessagePosted:
+def posted(
+    i: int, peer: str, text: str, reps: list[tuple[str, str]], ws: str = "w"
+) -> MessagePosted:
     return MessagePosted(
-        workspace="w", session_id="s", message_id=f"m{i}", peer_id=peer, content=text,
+        workspace=ws, session_id="s", message_id=f"m{i}", peer_id=peer, content=text,
         metadata={}, created_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC), token_count=12,
         representations=[Representation(observer=o, observed=d) for o, d in reps],
     )  # fmt: skip
 
 
-def service(model, **kw):
-    parts = {"log": Log(), "dead": Dead(), "progress": Progress()}
+def service(model, turns: Turns | None = None, **kw):
+    parts = {"log": Log(), "dead": Dead(), "progress": Lines(), "turns": turns or Turns()}
+    kw.setdefault("retry_delay_s", 0.01)
     svc = DeriverService(
-        DeriverSettings(structured_attempts=2, **kw), model, parts["log"], Grounding(),
-        parts["dead"], parts["progress"],
+        DeriverSettings(structured_attempts=2, **kw), model, parts["log"], parts["dead"],
+        parts["progress"], parts["turns"],
     )  # fmt: skip
     return svc, parts
+
+
+def observed(log: Log) -> list[ObservationWritten]:
+    return [e for e in log.events if isinstance(e, ObservationWritten)]
 
 
 async def test_local_reasoner_observations_are_published_then_messages_acked():
     svc, parts = service(LocalReasoner())
     s = Settled()
     await svc.deliver(
+        0,
         [
             s.delivery(1, posted(1, "bob", "How was your week?", [("bob", "bob")])),
             s.delivery(2, posted(2, "alice", "I adopted a puppy named Rex yesterday.",
                                  [("alice", "alice"), ("bob", "alice")])),
-        ]
+        ],
     )  # fmt: skip
     assert s.acked == []  # nothing is acknowledged before its batches are done
     await svc.flush()
-    facts = {(e.observer, e.content) for e in parts["log"].events}
-    assert ("alice", "Alice adopted a puppy named Rex on 7 May 2023.") in facts
-    assert ("bob", "Alice adopted a puppy named Rex on 7 May 2023.") in facts
+    facts = {(e.observer, e.content, tuple(e.source_message_seqs)) for e in observed(parts["log"])}
+    assert ("alice", "Alice adopted a puppy named Rex on 7 May 2023.", (2,)) in facts
+    assert ("bob", "Alice adopted a puppy named Rex on 7 May 2023.", (2,)) in facts
     assert sorted(s.acked) == [1, 2]
-    assert parts["progress"].calls.count("finished") == 3
+    lines = parts["progress"].done_at
+    assert lines == {RepKey("w", "bob", "bob"): 1, RepKey("w", "alice", "alice"): 2,
+                     RepKey("w", "bob", "alice"): 2}  # fmt: skip
+
+
+def _nothing_found(request: ModelRequest):
+    assert request.tool_choice is not None
+    return tool_reply(request.tool_choice.name or "", {"observations": []})
+
+
+def _recording(seen: list[str]):
+    def answer(request: ModelRequest):
+        seen.append(request.messages[0].text())
+        return _nothing_found(request)
+
+    return answer
 
 
 async def test_a_batch_shows_the_preceding_turn_of_another_speaker_as_context():
     seen: list[str] = []
-
-    def answer(request: ModelRequest):
-        seen.append(request.messages[0].text())
-        return tool_reply("record_observations", {"observations": []})
-
-    svc, _ = service(ScriptedModel(otherwise=answer))
+    svc, parts = service(ScriptedModel(otherwise=_recording(seen)))
     s = Settled()
     await svc.deliver(
+        0,
         [
             s.delivery(1, posted(1, "bob", "Where do you live now?", [("bob", "bob")])),
             s.delivery(2, posted(2, "alice", "Lisbon, since March.", [("alice", "alice")])),
-        ]
+        ],
     )
     await svc.flush()
     target, messages = parse_batch(next(t for t in seen if '"alice"' in t.split("\n")[0]))
     assert target == "alice"
     assert [(m.peer_id, m.is_context) for m in messages] == [("bob", True), ("alice", False)]
+    # The log was asked only for the first message, whose session had no earlier turn here.
+    assert parts["turns"].asked == [1]
 
 
-async def test_a_model_outage_hands_the_message_back_and_publishes_nothing():
-    svc, parts = service(ScriptedModel(ModelUnavailable("overloaded", attempts=4)))
+async def test_the_turn_before_a_message_comes_from_the_log_when_delivery_order_cannot_tell():
+    # The replica took the partition after bob's question: the log says what came before.
+    question = posted(1, "bob", "Where do you live now?", [("bob", "bob")])
+    seen: list[str] = []
+    svc, _ = service(ScriptedModel(otherwise=_recording(seen)), Turns((1, question)))
     s = Settled()
-    await svc.deliver([s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
+    await svc.deliver(0, [s.delivery(2, posted(2, "alice", "Lisbon.", [("alice", "alice")]))])
     await svc.flush()
-    assert parts["log"].events == [] and s.acked == [] and s.naked == [7]
-    assert parts["progress"].calls == ["started", "requeued"]
+    _, messages = parse_batch(seen[0])
+    assert [(m.peer_id, m.content, m.is_context) for m in messages] == [
+        ("bob", "Where do you live now?", True), ("alice", "Lisbon.", False),
+    ]  # fmt: skip
+
+
+async def test_a_model_outage_waits_at_the_head_of_its_line_until_the_model_is_back():
+    model = ScriptedModel(
+        ModelUnavailable("overloaded", attempts=4), ModelUnavailable("still", attempts=4),
+        otherwise=_nothing_found,
+    )  # fmt: skip
+    svc, parts = service(model)
+    s = Settled()
+    await svc.deliver(0, [s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
+    await svc.flush()
+    assert len(model.requests) >= 3 and s.naked == [] and parts["dead"].parked == []
+    assert s.acked == [7] and parts["progress"].done_at == {RepKey("w", "a", "a"): 7}
 
 
 async def test_malformed_output_is_retried_then_parked_with_the_reason():
-    bad = tool_reply("record_observations", {"facts": "not the schema"})
+    bad = tool_reply("DeriverOutput", {"facts": "not the schema"})
     svc, parts = service(ScriptedModel(bad, bad, text_reply("still no tool call")))
     s = Settled()
-    await svc.deliver([s.delivery(3, posted(3, "a", "I love jazz.", [("a", "a")]))])
+    await svc.deliver(0, [s.delivery(3, posted(3, "a", "I love jazz.", [("a", "a")]))])
     await svc.flush()
-    assert parts["log"].events == []
+    assert observed(parts["log"]) == []
     (letter,) = parts["dead"].parked
     assert "malformed" in letter.reason and letter.detail["message_ids"] == ["m3"]
     assert (letter.workspace, letter.session_id, letter.stream_seq) == ("w", "s", 3)
     assert s.acked == [3]  # parked, not silently dropped: the dead letter holds it
+    assert parts["progress"].done_at == {RepKey("w", "a", "a"): 3}  # done, as failed
 
 
 @pytest.mark.parametrize(
@@ -162,17 +214,21 @@ async def test_malformed_output_is_retried_then_parked_with_the_reason():
     ],
 )  # fmt: skip
 async def test_ungrounded_or_misattributed_observations_are_dropped(observation, why):
-    reply = tool_reply("record_observations", {"observations": [observation]})
-    svc, parts = service(ScriptedModel(lambda r: reply, lambda r: reply))
+    def reply(request: ModelRequest):
+        assert request.tool_choice is not None
+        return tool_reply(request.tool_choice.name or "", {"observations": [observation]})
+
+    svc, parts = service(ScriptedModel(otherwise=reply))
     s = Settled()
     await svc.deliver(
+        0,
         [
             s.delivery(1, posted(1, "bob", "Where do you live now?", [])),
             s.delivery(2, posted(2, "alice", "Lisbon, since March.", [("alice", "alice")])),
-        ]
+        ],
     )
     await svc.flush()
-    assert parts["log"].events == [], why
+    assert observed(parts["log"]) == [], why
 
 
 async def test_redelivery_yields_the_same_observation_ids():
@@ -181,60 +237,41 @@ async def test_redelivery_yields_the_same_observation_ids():
         svc, parts = service(LocalReasoner())
         s = Settled()
         await svc.deliver(
-            [s.delivery(1, posted(1, "a", "I moved to Lisbon last week.", [("a", "a")]))]
+            0, [s.delivery(1, posted(1, "a", "I moved to Lisbon last week.", [("a", "a")]))]
         )
         await svc.flush()
         runs.append([(e.event_id, e.observation_id) for e in parts["log"].events])
     assert runs[0] == runs[1] and runs[0]
 
 
-class FlakyProgress(Progress):
+class FlakyLines(Lines):
     """Fails once when work finishes, as a database pool timeout would."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.fail_next_finish = True
+        self.fail_next_done = True
 
-    async def finished(
-        self, units: dict[tuple[str, str, str, str], int], last_seq: int = 0
-    ) -> None:
-        if self.fail_next_finish:
-            self.fail_next_finish = False
+    async def done(self, key: RepKey, seq: int, observation_seq: int) -> None:
+        if self.fail_next_done:
+            self.fail_next_done = False
             raise TimeoutError("pool timeout")
-        await super().finished(units, last_seq)
+        await super().done(key, seq, observation_seq)
 
 
-async def test_a_transient_progress_failure_neither_loses_nor_repeats_work():
-    progress = FlakyProgress()
+async def test_work_is_acknowledged_only_after_its_progress_is_recorded():
+    progress = FlakyLines()
     log = Log()
-    svc = DeriverService(DeriverSettings(), LocalReasoner(), log, Grounding(), Dead(), progress)
-    s = Settled()
-    msg = posted(5, "a", "I moved to Lisbon last week.", [("a", "a")])
-    await svc.deliver([s.delivery(5, msg)])
-    await svc.flush()
-    assert s.acked == [5] and s.naked == []
-    assert progress.calls == ["started", "finished"]
-    assert len(log.events) == 1
-
-
-async def test_a_redelivered_message_after_a_failed_batch_is_processed_afresh():
-    svc, parts = service(ScriptedModel(ModelUnavailable("down", attempts=1)))
-    s = Settled()
-    msg = posted(6, "a", "I moved to Lisbon last week.", [("a", "a")])
-    await svc.deliver([s.delivery(6, msg)])
-    await svc.flush()
-    assert s.naked == [6]
-    healthy = DeriverService(
-        DeriverSettings(),
-        LocalReasoner(),
-        parts["log"],
-        Grounding(),
-        parts["dead"],
-        parts["progress"],
+    svc = DeriverService(
+        DeriverSettings(retry_delay_s=0.01), LocalReasoner(), log, Dead(), progress, Turns()
     )
-    await healthy.deliver([s.delivery(6, msg)])
-    await healthy.flush()
-    assert s.acked == [6] and len(parts["log"].events) == 1
+    s = Settled()
+    await svc.deliver(
+        0, [s.delivery(5, posted(5, "a", "I moved to Lisbon last week.", [("a", "a")]))]
+    )
+    await svc.flush()
+    assert s.acked == [5] and progress.done_at == {RepKey("w", "a", "a"): 5}
+    # Published again on the retry, with the same ids: the log keeps one of each.
+    assert len({e.event_id for e in log.events}) == 1
 
 
 class _FailsOn:
@@ -243,34 +280,40 @@ class _FailsOn:
     def __init__(self, poison: str) -> None:
         self.poison = poison
         self.local = LocalReasoner()
+        self.calls = 0
 
     async def complete(self, request: ModelRequest):
         if self.poison in request.messages[0].text():
+            self.calls += 1
             raise KeyError("the reasoner broke on this message")
         return await self.local.complete(request)
 
 
 async def test_one_message_that_breaks_the_deriver_holds_back_none_of_its_batch():
-    svc, parts = service(_FailsOn("POISON"))
+    model = _FailsOn("POISON")
+    svc, parts = service(model, max_attempts=3)
     s = Settled()
     await svc.deliver(
+        0,
         [
             s.delivery(1, posted(1, "a", "I adopted a puppy named Rex.", [("a", "a")])),
             s.delivery(2, posted(2, "a", "POISON here.", [("a", "a")])),
             s.delivery(3, posted(3, "a", "I moved to Lisbon in March.", [("a", "a")])),
-        ]
+        ],
     )
     await svc.flush()
-    assert sorted(s.acked) == [1, 3]  # derived alone, the others go through
-    assert s.naked == [2]  # the one at fault is tried again later
-    assert {e.source_message_ids[0] for e in parts["log"].events} == {"m1", "m3"}
-    assert parts["dead"].parked == []
+    assert sorted(s.acked) == [1, 2, 3]  # derived alone, the others go through
+    assert {e.source_message_ids[0] for e in observed(parts["log"])} == {"m1", "m3"}
+    # The one at fault: the batch's failure, then three tries alone, then the dead letter.
+    (letter,) = parts["dead"].parked
+    assert "KeyError" in letter.reason and letter.stream_seq == 2 and letter.attempts == 3
+    assert model.calls == 4
 
 
 async def test_a_message_failing_on_its_last_attempt_is_parked_with_the_reason():
     svc, parts = service(_FailsOn("POISON"), max_attempts=3)
     s = Settled(attempts={2: 3})
-    await svc.deliver([s.delivery(2, posted(2, "a", "POISON here.", [("a", "a")]))])
+    await svc.deliver(0, [s.delivery(2, posted(2, "a", "POISON here.", [("a", "a")]))])
     await svc.flush()
     assert s.acked == [2] and s.naked == []
     (letter,) = parts["dead"].parked
@@ -278,11 +321,66 @@ async def test_a_message_failing_on_its_last_attempt_is_parked_with_the_reason()
 
 
 async def test_an_outage_is_retried_however_often_it_was_delivered():
-    svc, parts = service(ScriptedModel(ModelUnavailable("overloaded", attempts=4)), max_attempts=2)
+    outages = [ModelUnavailable("overloaded", attempts=4)] * 5
+    model = ScriptedModel(*outages, otherwise=_nothing_found)
+    svc, parts = service(model, max_attempts=2)
     s = Settled(attempts={7: 50})
-    await svc.deliver([s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
+    await svc.deliver(0, [s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
     await svc.flush()
-    assert s.naked == [7] and parts["dead"].parked == []
+    assert parts["dead"].parked == [] and s.acked == [7] and len(model.requests) >= 6
+
+
+async def test_workspaces_take_turns_for_the_slots():
+    order: list[str] = []
+
+    def answer(request: ModelRequest):
+        order.append(request.messages[0].text().split("\n")[0])
+        return _nothing_found(request)
+
+    svc, _ = service(ScriptedModel(otherwise=answer), max_concurrent_batches=1, token_target=1)
+    s = Settled()
+    backlog = [s.delivery(i, posted(i, "a", f"A {i}", [("a", "a")], ws="big")) for i in range(1, 9)]
+    newcomer = s.delivery(9, posted(9, "b", "B 9", [("b", "b")], ws="small"))
+    await svc.deliver(0, [*backlog, newcomer])
+    await svc.flush()
+    # The second slot turn goes to the other workspace, not to the rest of the backlog.
+    assert ['"b"' in line for line in order].index(True) == 1
+    assert sorted(s.acked) == list(range(1, 10))
+
+
+async def test_a_representations_batches_are_published_in_order_whatever_the_slots():
+    svc, parts = service(LocalReasoner(), max_concurrent_batches=4, token_target=1)
+    s = Settled()
+    texts = [f"I moved to city number {i} in March." for i in range(1, 13)]
+    await svc.deliver(
+        0, [s.delivery(i, posted(i, "a", t, [("a", "a")])) for i, t in enumerate(texts, 1)]
+    )
+    await svc.flush()
+    seqs = [e.source_message_seqs[0] for e in observed(parts["log"])]
+    assert seqs == sorted(seqs) and len(seqs) == 12
+
+
+async def test_a_released_partition_is_forgotten_and_its_work_done_afresh_by_the_next_owner():
+    gate_open = False
+
+    def answer(request: ModelRequest):
+        if not gate_open:
+            raise ModelUnavailable("down", attempts=1)
+        return _nothing_found(request)
+
+    svc, parts = service(ScriptedModel(otherwise=answer), retry_delay_s=60, idle_s=0.001)
+    s = Settled()
+    msg = posted(4, "a", "I love jazz.", [("a", "a")])
+    await svc.deliver(3, [s.delivery(4, msg)])
+    await asyncio.sleep(0.01)
+    svc.tick()
+    await asyncio.sleep(0.05)  # its first try fails; it waits out its (long) retry delay
+    await svc.release(3)
+    assert svc.in_flight == 0 and s.acked == []
+    gate_open = True
+    await svc.deliver(3, [s.delivery(4, msg)])  # the next owner's delivery of the same message
+    await svc.flush()
+    assert s.acked == [4] and parts["progress"].done_at == {RepKey("w", "a", "a"): 4}
 
 
 async def test_reasoning_switched_off_is_not_derived_and_counts_no_work():
@@ -290,22 +388,23 @@ async def test_reasoning_switched_off_is_not_derived_and_counts_no_work():
     svc, parts = service(model)
     s = Settled()
     off = posted(1, "alice", "I adopted a puppy named Rex yesterday.", [("alice", "alice")])
-    await svc.deliver([s.delivery(1, off.model_copy(update={"reasoning": False}))])
+    await svc.deliver(0, [s.delivery(1, off.model_copy(update={"reasoning": False}))])
     await svc.flush()
     assert s.acked == [1]
-    assert model.requests == [] and parts["log"].events == [] and parts["progress"].calls == []
+    assert model.requests == [] and parts["log"].events == []
+    assert parts["progress"].taken_at == {} and parts["progress"].done_at == {}
 
 
 async def test_the_applications_instructions_reach_the_deriver_prompt_per_batch():
     model = ScriptedModel(
         otherwise=lambda _: tool_reply("record_observations", {"observations": []})
     )
-    svc, _ = service(model)
+    svc, parts = service(model)
     s = Settled()
     told = posted(1, "alice", "I like tea.", [("alice", "alice")])
     told = told.model_copy(update={"instructions": "Only record food preferences."})
     plain = posted(2, "alice", "I like coffee.", [("alice", "alice")])
-    await svc.deliver([s.delivery(1, told), s.delivery(2, plain)])
+    await svc.deliver(0, [s.delivery(1, told), s.delivery(2, plain)])
     await svc.flush()
     # Messages under other instructions never share a prompt.
     systems = sorted({r.system for r in model.requests})
@@ -314,3 +413,6 @@ async def test_the_applications_instructions_reach_the_deriver_prompt_per_batch(
     assert "Only record food preferences." not in systems[0]
     assert "Only record food preferences." in systems[1]
     assert systems[1].startswith(systems[0])
+    # One line for the representation, in order, its progress naming the session.
+    assert parts["progress"].done_at == {RepKey("w", "alice", "alice"): 2}
+    assert parts["progress"].sessions == {"s"}

@@ -93,7 +93,7 @@ class FakeMemory:
                 batch.add(e.observation_id)
         return out
 
-    async def wait_applied(self, seq: int, timeout: float) -> bool:
+    async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
         return True
 
     def apply(self, event: Envelope) -> None:

@@ -39,6 +39,9 @@ class History:
         self.record = record or SessionRecord()
         self.loads: list[int] = []
 
+    async def caught_up(self, workspace: str, seq: int) -> None:
+        return None
+
     async def load(self, workspace: str, session_id: str, before_seq: int) -> SessionRecord:
         self.loads.append(before_seq)
         return SessionRecord(
@@ -47,6 +50,18 @@ class History:
             messages=tuple(m for m in self.record.messages if m.seq < before_seq),
             instructions=self.record.instructions,
         )
+
+
+class Progress:
+    """Each session's progress as recorded: (newest message counted, newest summary)."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[tuple[str, str], tuple[int, int]] = {}
+
+    async def done(self, sessions: dict[tuple[str, str], tuple[int, int]]) -> None:
+        for key, (seq, summary) in sessions.items():
+            old = self.sessions.get(key, (0, 0))
+            self.sessions[key] = (max(old[0], seq), max(old[1], summary))
 
 
 class Dead:
@@ -92,6 +107,7 @@ def service(
         history or History(),
         dead,
         lambda text: len(text.split()),
+        Progress(),
     )
     return svc, log, dead
 
@@ -99,7 +115,7 @@ def service(
 async def test_sixty_messages_give_three_short_summaries_and_one_long():
     svc, log, _ = service(LocalReasoner())
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 61)])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 61)])
     got = [
         (s.summary_type, s.message_id, s.message_seq, s.messages_covered) for s in log.summaries()
     ]
@@ -110,6 +126,7 @@ async def test_sixty_messages_give_three_short_summaries_and_one_long():
         ("long", "m60", 60, 60),
     ]
     assert bus.acked == list(range(1, 61))
+    assert svc._progress.sessions == {(WS, SID): (60, 4)}  # type: ignore[attr-defined]
     for s in log.summaries():
         assert "Caroline:" in s.content and "Melanie:" in s.content
         assert s.token_count == len(s.content.split())
@@ -120,7 +137,7 @@ async def test_each_summary_is_built_from_the_previous_one_of_its_type():
     model = ScriptedModel(otherwise=lambda r: text_reply(f"summary {len(model.requests)}"))
     svc, _, _ = service(model)
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 41)])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 41)])
     second = parse_input(model.requests[1].messages[-1].text())
     assert second.previous == "summary 1"
     assert second.kind == "short" and second.word_limit == 150
@@ -130,8 +147,8 @@ async def test_each_summary_is_built_from_the_previous_one_of_its_type():
 async def test_a_redelivered_message_is_acked_without_counting_it_twice():
     svc, log, _ = service(LocalReasoner())
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 21)])
-    await svc.deliver([bus.delivery(20)])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 21)])
+    await svc.deliver(0, [bus.delivery(20)])
     assert len(log.summaries()) == 1
     assert bus.acked == [*range(1, 21), 20]
 
@@ -141,13 +158,13 @@ async def test_a_model_outage_requeues_the_message_and_its_sessions_later_ones()
     model = ScriptedModel(outage, otherwise=lambda r: text_reply("Caroline adopted a dog."))
     svc, log, dead = service(model, retry_delay_s=7.0)
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 22)])
-    await svc.deliver([bus.delivery(1, session="other")])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 22)])
+    await svc.deliver(0, [bus.delivery(1, session="other")])
     assert log.summaries() == [] and dead.parked == []
     assert bus.naked == [(20, 7.0), (21, 7.0)]
     assert bus.acked == [*range(1, 20), 1]
     # Redelivered in order, the work is done once and counted once.
-    await svc.deliver([bus.delivery(20), bus.delivery(21)])
+    await svc.deliver(0, [bus.delivery(20), bus.delivery(21)])
     assert [s.message_id for s in log.summaries()] == ["m20"]
     assert bus.acked[-2:] == [20, 21]
     state = svc.session(WS, SID)
@@ -160,7 +177,7 @@ async def test_empty_answers_after_every_attempt_park_the_work_and_move_on():
     model.then(text_reply("Second window."))
     svc, log, dead = service(model, attempts=3)
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 41)])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 41)])
     assert len(dead.parked) == 1
     letter = dead.parked[0]
     assert "malformed" in letter.reason
@@ -179,7 +196,7 @@ async def test_a_restart_resumes_counting_from_the_stored_summaries_and_messages
     model = ScriptedModel(otherwise=lambda r: text_reply("Caroline adopted Rex."))
     svc, log, _ = service(model, history)
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(45, 61)])  # 45 is a redelivery
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(45, 61)])  # 45 is a redelivery
     assert history.loads == [45]
     got = [(s.summary_type, s.message_seq, s.messages_covered) for s in log.summaries()]
     assert got == [("short", 60, 60), ("long", 60, 60)]
@@ -194,7 +211,7 @@ async def test_session_configuration_sets_the_cadence():
     )
     svc, log, _ = service(LocalReasoner(), history)
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 7)])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 7)])
     assert [s.message_seq for s in log.summaries()] == [3, 6]
 
 
@@ -213,7 +230,7 @@ async def test_summary_event_ids_are_derived_so_a_republish_is_deduplicated():
     svc_b, log_b, _ = service(ScriptedModel(otherwise=lambda r: text_reply("different")))
     for svc in (svc_a, svc_b):
         bus = Settled()
-        await svc.deliver([bus.delivery(seq) for seq in range(1, 21)])
+        await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 21)])
     assert log_a.summaries()[0].event_id == log_b.summaries()[0].event_id
 
 
@@ -239,11 +256,11 @@ class _Broken:
 async def test_a_failure_of_its_own_is_retried_then_the_summary_parked_and_the_session_goes_on():
     svc, _, dead = service(_Broken(), messages_per_short_summary=2, max_attempts=2)
     bus = Settled(attempts={2: 1})
-    await svc.deliver([bus.delivery(1), bus.delivery(2)])
+    await svc.deliver(0, [bus.delivery(1), bus.delivery(2)])
     assert bus.naked == [(2, 5.0)] and dead.parked == []  # one attempt left: handed back
     svc2, _, dead2 = service(_Broken(), messages_per_short_summary=2, max_attempts=2)
     bus2 = Settled(attempts={2: 2})
-    await svc2.deliver([bus2.delivery(1), bus2.delivery(2), bus2.delivery(3)])
+    await svc2.deliver(0, [bus2.delivery(1), bus2.delivery(2), bus2.delivery(3)])
     (letter,) = dead2.parked
     assert "KeyError" in letter.reason and letter.detail["message_seq"] == 2
     assert bus2.acked == [1, 2, 3]  # the session is not held back
@@ -263,3 +280,24 @@ async def test_a_redrive_summarizes_the_session_again_up_to_now():
         30,
     )
     assert summary.content.strip()
+
+
+class _Down(Progress):
+    async def done(self, sessions: dict[tuple[str, str], tuple[int, int]]) -> None:
+        raise TimeoutError("pool timeout")
+
+
+async def test_nothing_is_acknowledged_before_its_progress_is_recorded():
+    log, dead = Log(), Dead()
+    svc = SummarizerService(
+        SummarizerSettings(), LocalReasoner(), log, History(), dead, lambda t: len(t.split()),
+        _Down(), record_pause_s=0.0,
+    )  # fmt: skip
+    bus = Settled()
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 4)])
+    # Not acknowledged: delivered again, they are counted as seen and recorded then.
+    assert bus.acked == []
+    svc._progress = Progress()  # type: ignore[attr-defined]
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 4)])
+    assert bus.acked == [1, 2, 3]
+    assert svc._progress.sessions == {(WS, SID): (3, 0)}  # type: ignore[attr-defined]

@@ -30,8 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("up", help="start NATS, Postgres and Mnemo locally (embedded default)")
     sub.add_parser("down", help="stop what `mnemo up` started")
     sub.add_parser("status", help="show what runs")
-    sub.add_parser(
+    r = sub.add_parser(
         "rebuild", help="drop the entity and message tables and rebuild them from the log"
+    )
+    r.add_argument(
+        "--memory",
+        action="store_true",
+        help="the memory projections instead: observations, provenance, vectors, cards,"
+        " summaries, dreams, message passages and their postings",
     )
     sub.add_parser(
         "migrate",
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "rebuild":
         from mnemo_cli.rebuild import rebuild
 
-        asyncio.run(rebuild(settings))
+        asyncio.run(rebuild(settings, memory=args.memory))
     elif args.command == "key":
         from mnemo_cli import keys
 

@@ -1,8 +1,9 @@
 """``mnemo migrate``: bring the database schema and the bus up to what this release expects.
 
-It creates the event and dead-letter streams, creates (or updates, on an upgrade) every stage's
-durable consumer with the configuration that stage binds to, and applies the schema migrations
-of every service (``mnemo_cli.migrations``). Each step is idempotent, so it runs before every
+It creates the event stream (with ``MNEMO_PARTITIONS`` partitions when it is new; refusing when
+an existing stream has another count) and the dead-letter stream, creates (or updates, on an
+upgrade) every stage's durable consumers, one per partition, with the configuration that stage
+binds to, and applies the schema migrations of every service (``mnemo_cli.migrations``). Each step is idempotent, so it runs before every
 install or upgrade (the chart's pre-install / pre-upgrade Job) and again by hand without harm.
 Each ``mnemo serve`` applies pending migrations too, unless ``MNEMO_MIGRATE_ON_START=false``.
 """
@@ -20,6 +21,7 @@ from mnemo_runtime.bus import connect, ensure_stream
 from mnemo_runtime.deadletters import ensure_dead_letter_stream
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.settings import InfraSettings
+from mnemo_runtime.work import ensure_consumer
 from mnemo_schema import subjects
 from mnemo_summarizer.adapters.bus import consumers as summarizer_consumers
 from mnemo_summarizer.settings import SummarizerSettings
@@ -27,11 +29,11 @@ from mnemo_summarizer.settings import SummarizerSettings
 log = get_logger("mnemo.migrate")
 
 
-def stage_consumers() -> list[ConsumerConfig]:
+def stage_consumers(partitions: int) -> list[ConsumerConfig]:
     """Every durable consumer the stages read, configured from the same settings they use."""
     return [
-        *deriver_consumers(DeriverSettings()),
-        *summarizer_consumers(SummarizerSettings()),
+        *deriver_consumers(DeriverSettings(), partitions),
+        *summarizer_consumers(SummarizerSettings(), partitions),
         *dreamer_consumers(DreamerSettings()),
     ]
 
@@ -43,12 +45,14 @@ async def migrate(settings: InfraSettings) -> None:
     nc = await connect(nats_url, "mnemo-migrate")
     try:
         js = nc.jetstream(timeout=10)
-        await ensure_stream(js)
+        partitions = await ensure_stream(js, settings.partitions)
         await ensure_dead_letter_stream(js)
-        print(f"stream   {subjects.STREAM}, {subjects.DEAD_LETTER_STREAM}")
-        for config in stage_consumers():
+        print(
+            f"stream   {subjects.STREAM} ({partitions} partitions), {subjects.DEAD_LETTER_STREAM}"
+        )
+        for config in stage_consumers(partitions):
             # Create, or update the editable fields (ack wait, pending limit) of an existing one.
-            await js.add_consumer(subjects.STREAM, config)
+            await ensure_consumer(js, config)
             print(f"consumer {config.durable_name} ({config.filter_subject})")
     finally:
         await nc.drain()

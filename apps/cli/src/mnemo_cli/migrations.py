@@ -8,8 +8,9 @@ from mnemo_dreamer.app import MIGRATIONS as DREAMER
 from mnemo_gateway.webhooks.log import MIGRATIONS as GATEWAY
 from mnemo_projector.tables import MIGRATIONS as PROJECTOR
 from mnemo_runtime.migrate import RUNTIME_MIGRATIONS, migrate, migrate_blocking
+from mnemo_summarizer.app import MIGRATIONS as SUMMARIZER
 
-SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, DREAMER, CONTEXT, GATEWAY)
+SOURCES = (RUNTIME_MIGRATIONS, PROJECTOR, DERIVER, SUMMARIZER, DREAMER, CONTEXT, GATEWAY)
 
 
 async def migrate_all(database_url: str) -> list[str]:

@@ -28,15 +28,14 @@ from mnemo_gateway.webhooks.service import run_webhooks
 from mnemo_ingest.app import build_app_with_local as build_ingest
 from mnemo_ingest.app import build_broker as build_ingest_broker
 from mnemo_ingest.settings import IngestSettings
-from mnemo_projector.app import build_app as build_projector
-from mnemo_projector.app import build_memory, build_passages
-from mnemo_projector.eraser import Eraser
-from mnemo_projector.runner import Projector
+from mnemo_projector.app import projection_groups
+from mnemo_projector.partitioned import ProjectionGroup
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
+from mnemo_runtime.partitions import Leases
 from mnemo_runtime.process import settle_heap
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
@@ -50,12 +49,14 @@ ALL = (
 )  # fmt: skip
 log = get_logger("mnemo.serve")
 
-# The durable consumers each stage reads (durable -> stage), for its metrics.
-STAGE_DURABLES: dict[str, dict[str, str]] = {
-    "deriver": {subjects.DERIVER_DURABLE: "deriver"},
-    "summarizer": {subjects.SUMMARIZER_DURABLE: "summarizer"},
-    "dreamer": {DREAMER_DURABLE: "dreamer", DREAM_SCHEDULER_DURABLE: "dreamer-schedule"},
-}
+
+def stage_durables(component: str, partitions: int) -> dict[str, str]:
+    """The durable consumers a stage reads (durable -> stage), for its metrics."""
+    if component in (subjects.DERIVER, subjects.SUMMARIZER):
+        return {subjects.stage_durable(component, p): component for p in range(partitions)}
+    if component == "dreamer":
+        return {DREAMER_DURABLE: "dreamer", DREAM_SCHEDULER_DURABLE: "dreamer-schedule"}
+    return {}
 
 
 async def serve(components: Sequence[str], infra_settings: InfraSettings) -> None:
@@ -69,7 +70,10 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     if infra_settings.migrate_on_start:
         await migrate_all(db_url)
     # Every stage shares this pool in the all-in-one process.
-    infra = await open_infra(nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24)
+    infra = await open_infra(
+        nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24,
+        partitions=infra_settings.partitions,
+    )  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -90,40 +94,20 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         else None
     )
     ops: OpsServer | None = None
-    durables = {d: s for c in components for d, s in STAGE_DURABLES.get(c, {}).items()}
-    projections: dict[str, Projector] = {}
+    durables = {d: s for c in components for d, s in stage_durables(c, infra.partitions).items()}
+    # One holder of every partition lease this process takes (mnemo_runtime.partitions).
+    leases = Leases(infra.database_url, infra.partitions)
+    groups: list[ProjectionGroup] = []
     try:
-        projector = build_projector(ps, infra.nc, infra.js, infra.pool)
-        await projector.setup()
-        if "projector" in components and ps.entities:
-            projections[projector.projection.name] = projector
-            tasks.append(asyncio.create_task(projector.run(stop)))
-        if "projector" in components and ps.entities:
-            eraser = Eraser(infra.nc, infra.js, infra.pool)
-            tasks.append(asyncio.create_task(eraser.run(stop)))
-        if "projector" in components and ps.memory and memory is not None:
-            memory_projector = build_memory(
-                ps, infra.nc, infra.js, infra.pool, memory,
-                near_distance=memory_settings.near_duplicate_distance,
-            )  # fmt: skip
-            await memory_projector.setup()
-            projections[memory_projector.projection.name] = memory_projector
-            tasks.append(asyncio.create_task(memory_projector.run(stop)))
-        if "projector" in components and ps.passages and memory is not None:
-            passages = build_passages(ps, infra.nc, infra.js, infra.pool, memory)
-            await passages.setup()
-            tasks.append(asyncio.create_task(passages.run(stop)))
-        if "deriver" in components:
-            tasks.append(
-                asyncio.create_task(
-                    run_deriver(
-                        DeriverSettings(), infra.js, infra.pool, stop, announce=infra.nc.publish
-                    )
-                )
+        if "projector" in components:
+            groups = await projection_groups(
+                ps, infra, memory, leases, memory_settings.near_duplicate_distance
             )
+        if "deriver" in components:
+            tasks.append(asyncio.create_task(run_deriver(DeriverSettings(), infra, stop, leases)))
         args = (infra.nc, infra.js, infra.pool, memory, stop)
         if "summarizer" in components:
-            tasks.append(asyncio.create_task(run_summarizer(*args)))
+            tasks.append(asyncio.create_task(run_summarizer(infra, stop, leases)))
         # With the context service here, the dialectic and the dreamer call its retrieval
         # engine directly; otherwise they ask it over NATS.
         context = await build_context(infra.pool, memory) if "context" in components else None
@@ -131,7 +115,9 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         if context is not None:
             tasks.append(asyncio.create_task(run_context(*args, service=context)))
         if "dreamer" in components:
-            tasks.append(asyncio.create_task(run_dreamer(*args, retrieve=local)))
+            tasks.append(
+                asyncio.create_task(run_dreamer(*args, retrieve=local, partitions=infra.partitions))
+            )
         if "dialectic" in components:
             tasks.append(asyncio.create_task(run_dialectic(*args, retrieve=local)))
         local_ingest = None
@@ -162,14 +148,15 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
                     _grpc(GrpcSettings(), GatewaySettings(), infra, local_ingest, stop)
                 )
             )
+        tasks.append(asyncio.create_task(leases.run(stop)))
         watch = BusWatch(
             durables=durables,
             dead_letter_stages=(
                 *sorted(set(durables.values()) - {"dreamer-schedule"}),
-                *(f"projector-{name}" for name in projections),
+                *(g.group for g in groups),
                 *(("webhooks",) if "gateway" in components else ()),
             ),
-            projections={name: p.pending for name, p in projections.items()},
+            projections={g.projection.name: g.pending for g in groups},
         )
         ops = await start_ops(infra.nc, infra.js, infra.pool, watch)
         settle_heap()

@@ -39,14 +39,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{/* What each kind of service may do (the chart's own knowledge, not a value to override). */}}
-{{- define "mnemo.singletons" -}}ingest projector memoryProjection deriver summarizer dreamer memory{{- end -}}
+{{- define "mnemo.singletons" -}}ingest dreamer memory{{- end -}}
+{{/* The stages that share the log's partitions between their replicas (mnemo_runtime.partitions). */}}
+{{- define "mnemo.partitioned" -}}projector memoryProjection deriver summarizer{{- end -}}
 {{- define "mnemo.readers" -}}gateway context dialectic grpc{{- end -}}
 {{- define "mnemo.vectorReaders" -}}memoryProjection context dialectic dreamer{{- end -}}
 {{- define "mnemo.components" -}}projector ingest deriver summarizer dreamer context dialectic gateway grpc{{- end -}}
 {{/* The durable JetStream consumers each background worker reads (libs/schema subjects and dreams). */}}
 {{- define "mnemo.workerDurables" -}}
-deriver: [deriver]
-summarizer: [summarizer]
+{{- $n := int .Values.partitions -}}
+deriver: [{{ range $i := until $n }}{{ if $i }}, {{ end }}deriver-p{{ $i }}{{ end }}]
+summarizer: [{{ range $i := until $n }}{{ if $i }}, {{ end }}summarizer-p{{ $i }}{{ end }}]
 dreamer: [dreamer-schedule, dreamer]
 {{- end -}}
 
@@ -66,6 +69,8 @@ dreamer: [dreamer-schedule, dreamer]
 {{- fail "auth.enabled needs auth.existingSecret: a Secret holding verify.pem (and signing.pem, to mint keys) or secret (never rendered in plain text)" -}}
 {{- end -}}
 {{- $singletons := splitList " " (include "mnemo.singletons" .) -}}
+{{- $partitioned := splitList " " (include "mnemo.partitioned" .) -}}
+{{- $partitions := int $v.partitions -}}
 {{- $readers := splitList " " (include "mnemo.readers" .) -}}
 {{- $vectorReaders := splitList " " (include "mnemo.vectorReaders" .) -}}
 {{- $components := splitList " " (include "mnemo.components" .) -}}
@@ -78,7 +83,10 @@ dreamer: [dreamer-schedule, dreamer]
 {{- end -}}
 {{- end -}}
 {{- if and (has $name $singletons) (gt (int ($svc.replicas | default 1)) 1) -}}
-{{- fail (printf "services.%s.replicas must be 1: its work is not partitioned across replicas yet, so a second replica would process the same work differently (ingest: a workspace must have one writer)" $name) -}}
+{{- fail (printf "services.%s.replicas must be 1: its work is not shared by partition, so a second replica would process the same work differently (ingest: a workspace must have one writer)" $name) -}}
+{{- end -}}
+{{- if and (has $name $partitioned) (gt (int ($svc.replicas | default 1)) $partitions) -}}
+{{- fail (printf "services.%s.replicas (%d) exceeds partitions (%d): each partition is worked by one replica, so the replicas beyond the partition count would stay idle" $name (int $svc.replicas) $partitions) -}}
 {{- end -}}
 {{- if and (dig "autoscaling" "enabled" false $svc) (not (has $name $readers)) -}}
 {{- fail (printf "services.%s.autoscaling: only the stateless readers (%s) scale with an HPA" $name (join ", " $readers)) -}}
@@ -87,8 +95,13 @@ dreamer: [dreamer-schedule, dreamer]
 {{- if not (hasKey $workers $name) -}}
 {{- fail (printf "services.%s.keda: only the background workers (%s) scale on consumer lag" $name (join ", " (keys $workers | sortAlpha))) -}}
 {{- end -}}
-{{- if gt (int (dig "keda" "maxReplicaCount" 1 $svc)) 1 -}}
-{{- fail (printf "services.%s.keda.maxReplicaCount must be 1: its work is not partitioned across replicas yet" $name) -}}
+{{- $most := ternary $partitions 1 (has $name $partitioned) -}}
+{{- if gt (int (dig "keda" "maxReplicaCount" 1 $svc)) $most -}}
+{{- if has $name $partitioned -}}
+{{- fail (printf "services.%s.keda.maxReplicaCount exceeds partitions (%d): each partition is worked by one replica" $name $partitions) -}}
+{{- else -}}
+{{- fail (printf "services.%s.keda.maxReplicaCount must be 1: its work is not shared by partition" $name) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and (has $name $vectorReaders) (not $v.qdrant.url) -}}
@@ -111,6 +124,7 @@ dreamer: [dreamer-schedule, dreamer]
 {{- define "mnemo.config" -}}
 MNEMO_LOG_LEVEL: {{ .Values.global.logLevel | quote }}
 MNEMO_LOG_FORMAT: "json"
+MNEMO_PARTITIONS: {{ .Values.partitions | quote }}
 MNEMO_STATE_DIR: "/var/lib/mnemo"
 MNEMO_METRICS_PORT: {{ .Values.metrics.port | quote }}
 MNEMO_METRICS_HOST: "0.0.0.0"

@@ -8,7 +8,14 @@ from collections.abc import Awaitable, Sequence
 import nats
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, PubAck, RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import (
+    DiscardPolicy,
+    PubAck,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+    SubjectTransform,
+)
 from nats.js.errors import NotFoundError
 
 from mnemo_schema import subjects
@@ -30,8 +37,10 @@ async def connect(url: str, name: str) -> NATS:
     )
 
 
-def stream_config() -> StreamConfig:
-    """The event stream: file storage, kept forever, duplicate window for retried publishes."""
+def stream_config(partitions: int = subjects.DEFAULT_PARTITIONS) -> StreamConfig:
+    """The event stream: file storage, kept forever, duplicate window for retried publishes,
+    each event stored under its workspace's partition (see ``subjects``), direct reads allowed."""
+    source, destination = subjects.stream_transform(partitions)
     return StreamConfig(
         name=subjects.STREAM,
         subjects=[subjects.EVENT_SUBJECTS],
@@ -40,15 +49,58 @@ def stream_config() -> StreamConfig:
         discard=DiscardPolicy.OLD,
         max_age=0,
         duplicate_window=float(subjects.DUPLICATE_WINDOW_SECONDS),
+        subject_transform=SubjectTransform(src=source, dest=destination),
+        allow_direct=True,
     )
 
 
-async def ensure_stream(js: JetStreamContext) -> None:
-    """Create the event stream if it does not exist (idempotent, safe from every service)."""
+class PartitionMismatch(RuntimeError):
+    """The stream's partition count is not the one this process was configured with."""
+
+
+async def ensure_stream(js: JetStreamContext, partitions: int | None = None) -> int:
+    """Create the event stream if it does not exist (idempotent, safe from every service);
+    return its partition count.
+
+    The count is fixed when the stream is created (``partitions``, or the default): a
+    workspace's events must stay in one partition for the log's whole life. A process told
+    another count than the stream's refuses to start rather than read the wrong partitions.
+    """
+    try:
+        info = await js.stream_info(subjects.STREAM)
+    except NotFoundError:
+        try:
+            await js.add_stream(stream_config(partitions or subjects.DEFAULT_PARTITIONS))
+        except Exception:
+            # Another process created it at the same moment: read back what it made.
+            if not await _stream_exists(js):
+                raise
+        info = await js.stream_info(subjects.STREAM)
+    transform = info.config.subject_transform
+    found = subjects.transform_partitions(
+        transform.src if transform else None, transform.dest if transform else None
+    )
+    if found is None:
+        raise PartitionMismatch(
+            f"the stream {subjects.STREAM} has no partitions: it was made by an earlier version"
+            " of Mnemo, whose stored subjects this one does not read. Start from an empty"
+            " stream (locally: `make clean`)."
+        )
+    if partitions is not None and partitions != found:
+        raise PartitionMismatch(
+            f"MNEMO_PARTITIONS is {partitions} but the stream {subjects.STREAM} has {found}"
+            " partitions, fixed when it was created: set MNEMO_PARTITIONS to"
+            f" {found} (or leave it unset)"
+        )
+    return found
+
+
+async def _stream_exists(js: JetStreamContext) -> bool:
     try:
         await js.stream_info(subjects.STREAM)
     except NotFoundError:
-        await js.add_stream(stream_config())
+        return False
+    return True
 
 
 async def stream_last_seq(js: JetStreamContext) -> int:

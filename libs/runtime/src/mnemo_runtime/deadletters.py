@@ -76,8 +76,11 @@ def undecodable(err: ValidationError) -> str:
 
 
 def scope_of_subject(subject: str) -> dict[str, str | None]:
-    """Workspace, session and representation named by an event subject (see ``subjects``)."""
+    """Workspace, session and representation named by an event subject (see ``subjects``), in
+    the form publishers send or the stored one (with the partition after the workspace)."""
     parts = subject.split(".")
+    if subjects.partition_of_subject(subject) is not None:
+        del parts[3]
     out: dict[str, str | None] = {
         "workspace": parts[2] if len(parts) > 2 else None,
         "session_id": None,
@@ -272,16 +275,21 @@ class Reparked(Exception):
 
 
 async def redrive_loop(
-    dead: DeadLetters, redrive: Redriver, stop: asyncio.Event, every_s: float = 2.0
+    dead: DeadLetters,
+    redrive: Redriver,
+    stop: asyncio.Event,
+    every_s: float = 2.0,
+    wanted: Callable[[dict[str, Any]], bool] = lambda _letter: True,
 ) -> None:
     """Until ``stop``: carry out the redrives an operator asked of this stage.
 
     ``redrive`` does the work of one letter, raising if it fails; the letter is then redriven,
     or open again with the new reason (a failure of the infrastructure is tried again later).
+    ``wanted``: the letters this replica redrives (those of the partitions it works).
     """
     while not stop.is_set():
         try:
-            for letter in await dead.redrives():
+            for letter in [x for x in await dead.redrives() if wanted(x)]:
                 try:
                     await redrive(letter)
                 except Reparked:
@@ -296,3 +304,14 @@ async def redrive_loop(
             log.warning("dead_letter.redrive_check_failed", stage=dead.stage, error=repr(err))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every_s)
+
+
+def letter_partition(letter: Mapping[str, Any], partitions: int) -> int:
+    """The partition of the work a letter holds (that of its workspace; 0 without one)."""
+    subject = letter.get("subject")
+    if isinstance(subject, str):
+        found = subjects.partition_of_subject(subject)
+        if found is not None:
+            return found
+    workspace = letter.get("workspace")
+    return subjects.partition_of(workspace, partitions) if isinstance(workspace, str) else 0

@@ -17,6 +17,9 @@ class Infra:
     nc: NATS
     js: JetStreamContext
     pool: AsyncConnectionPool
+    # The event stream's partition count (see ``mnemo_schema.subjects``).
+    partitions: int
+    database_url: str
 
     async def close(self) -> None:
         """Drain NATS and close the pool."""
@@ -25,10 +28,21 @@ class Infra:
             await self.nc.drain()
 
 
-async def open_infra(nats_url: str, database_url: str, name: str, pool_size: int = 10) -> Infra:
-    """Connect to NATS (declaring the event stream) and open a Postgres pool."""
+async def open_infra(
+    nats_url: str,
+    database_url: str,
+    name: str,
+    pool_size: int = 10,
+    partitions: int | None = None,
+) -> Infra:
+    """Connect to NATS (declaring the event stream, with ``partitions`` if it is new) and open a
+    Postgres pool."""
     nc = await connect(nats_url, name)
     js = nc.jetstream(timeout=10)
-    await ensure_stream(js)
+    try:
+        found = await ensure_stream(js, partitions)
+    except Exception:
+        await nc.close()
+        raise
     pool = await open_pool(database_url, min_size=2, max_size=pool_size)
-    return Infra(nc, js, pool)
+    return Infra(nc, js, pool, found, database_url)

@@ -45,7 +45,7 @@ async def run_service(name: str, body: Body) -> None:
     configure_tracing(f"mnemo-{name}")
     log = get_logger(f"mnemo.{name}")
     nats_url, db_url = settings.require_urls()
-    infra = await open_infra(nats_url, db_url, f"mnemo-{name}")
+    infra = await open_infra(nats_url, db_url, f"mnemo-{name}", partitions=settings.partitions)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

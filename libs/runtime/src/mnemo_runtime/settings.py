@@ -26,6 +26,10 @@ class InfraSettings(BaseSettings):
     # Each process brings the schema up to date before it starts (serialised by one lock);
     # off where a deployment runs ``mnemo migrate`` as a step of its own.
     migrate_on_start: bool = Field(default=True, alias="MNEMO_MIGRATE_ON_START")
+    # How many partitions the event stream has (see ``mnemo_schema.subjects``): used when the
+    # stream is created; afterwards every process checks it against the stream. Unset: the
+    # stream's count (or the default, for a new stream).
+    partitions: int | None = Field(default=None, alias="MNEMO_PARTITIONS", ge=1, le=1024)
 
     def nats(self) -> str | None:
         """The NATS URL to connect to, with the service user's credentials when they are given

@@ -1,16 +1,18 @@
-"""Work queues on JetStream for the pipeline stages: durable batches, delayed retry, dead letters."""
+"""Work queues on JetStream for the pipeline stages: durable batches, delayed retry, dead letters,
+and the feeds of partitioned stages (one durable per partition, worked by its lease holder)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
 from mnemo_runtime.deadletters import DeadLetters, Letter, undecodable
@@ -56,26 +58,66 @@ def stage_consumer(
     )
 
 
+async def ensure_consumer(js: JetStreamContext, config: ConsumerConfig) -> None:
+    """Create the durable ``config`` describes, or update the settings an existing one may
+    change (ack wait, pending limit): where it starts reading stays as it is."""
+    assert config.durable_name is not None
+    try:
+        info = await js.consumer_info(subjects.STREAM, config.durable_name)
+    except NotFoundError:
+        await js.add_consumer(subjects.STREAM, config)
+        return
+    kept = replace(
+        config,
+        deliver_policy=info.config.deliver_policy,
+        opt_start_seq=info.config.opt_start_seq,
+    )
+    await js.add_consumer(subjects.STREAM, kept)
+
+
+async def take_over(js: JetStreamContext, config: ConsumerConfig) -> int:
+    """Bind a partition's durable as its new owner; the position it now reads from.
+
+    Work a previous owner was given and never acknowledged (it died, or stopped before it was
+    done) would wait for the ack deadline to pass; instead the durable is started again at its
+    ack floor, so all of it is delivered again now. Work acknowledged above the floor comes
+    again too, and is done again: every stage's effects are idempotent.
+    """
+    assert config.durable_name is not None
+    try:
+        info = await js.consumer_info(subjects.STREAM, config.durable_name)
+    except NotFoundError:
+        await js.add_consumer(subjects.STREAM, config)
+        return 0
+    floor = int(info.ack_floor.stream_seq or 0) if info.ack_floor else 0
+    if not info.num_ack_pending and info.config.filter_subject == config.filter_subject:
+        await ensure_consumer(js, config)
+        return floor
+    log.info("work.take_over", durable=config.durable_name, ack_floor=floor,
+             unacknowledged=info.num_ack_pending)  # fmt: skip
+    await js.delete_consumer(subjects.STREAM, config.durable_name)
+    await js.add_consumer(
+        subjects.STREAM,
+        replace(config, deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=floor + 1),
+    )
+    return floor
+
+
 async def durable_batches(
     js: JetStreamContext,
-    filter_subject: str,
-    durable: str,
+    config: ConsumerConfig,
     stop: asyncio.Event,
     *,
     fetch: int = 256,
-    ack_wait: float = 120.0,
-    deliver_all: bool = True,
 ) -> AsyncIterator[list[Msg]]:
     """Batches from a durable, explicitly acknowledged consumer, until ``stop``.
 
     Each fetch wakes on the first message and then takes what is already waiting: one large
     fetch would linger until its batch filled or its timeout passed.
     """
+    assert config.filter_subject is not None
     sub = await js.pull_subscribe(
-        filter_subject,
-        durable=durable,
-        stream=subjects.STREAM,
-        config=stage_consumer(filter_subject, durable, ack_wait=ack_wait, deliver_all=deliver_all),
+        config.filter_subject, durable=config.durable_name, stream=subjects.STREAM, config=config
     )
     try:
         while not stop.is_set():
@@ -106,11 +148,10 @@ class Delivery:
 
 async def message_deliveries(
     js: JetStreamContext,
-    durable: str,
+    config: ConsumerConfig,
     stop: asyncio.Event,
     *,
     fetch: int = 256,
-    ack_wait: float = 120.0,
     dead: DeadLetters,
 ) -> AsyncIterator[list[Delivery]]:
     """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
@@ -118,9 +159,7 @@ async def message_deliveries(
     Other events on message subjects concern no such stage and are acknowledged at once;
     undecodable ones are parked in ``dead`` and acknowledged.
     """
-    async for msgs in durable_batches(
-        js, subjects.MESSAGE_FILTER, durable, stop, fetch=fetch, ack_wait=ack_wait
-    ):
+    async for msgs in durable_batches(js, config, stop, fetch=fetch):
         deliveries = []
         for m in msgs:
             event = await decode_or_park(m, dead)
@@ -140,3 +179,64 @@ def nak_later(m: Msg) -> Callable[[float], Awaitable[None]]:
         await m.nak(delay=delay)
 
     return nak
+
+
+Handler = Callable[[int, list[Delivery]], Awaitable[None]]
+
+
+class PartitionFeeds:
+    """A stage fed by one durable per partition: the partitions its leases give it
+    (``mnemo_runtime.partitions``), each read in order by a task of its own."""
+
+    def __init__(
+        self,
+        group: str,
+        js: JetStreamContext,
+        config: Callable[[int], ConsumerConfig],
+        handle: Handler,
+        released: Callable[[int], Awaitable[None]],
+        dead: DeadLetters,
+        fetch: int = 256,
+    ) -> None:
+        self.group = group
+        self._js = js
+        self._config = config
+        self._handle = handle
+        self._released = released
+        self._dead = dead
+        self._fetch = fetch
+        self._feeds: dict[int, tuple[asyncio.Event, asyncio.Task[None]]] = {}
+
+    @property
+    def partitions(self) -> frozenset[int]:
+        """The partitions this process is reading now."""
+        return frozenset(self._feeds)
+
+    async def start(self, partition: int) -> None:
+        config = self._config(partition)
+        await take_over(self._js, config)
+        stop = asyncio.Event()
+        task = asyncio.create_task(self._feed(partition, config, stop))
+        self._feeds[partition] = (stop, task)
+
+    async def stop(self, partition: int) -> None:
+        stop, task = self._feeds.pop(partition)
+        stop.set()
+        with contextlib.suppress(Exception):
+            await task
+        await self._released(partition)
+
+    async def _feed(self, partition: int, config: ConsumerConfig, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                async for deliveries in message_deliveries(
+                    self._js, config, stop, fetch=self._fetch, dead=self._dead
+                ):
+                    await self._handle(partition, deliveries)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                # The bus away, or the durable gone under us: bind again shortly.
+                log.warning("work.feed_failed", durable=config.durable_name, error=repr(err))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 1.0)

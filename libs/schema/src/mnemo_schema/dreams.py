@@ -12,11 +12,13 @@ from typing import Final, Literal
 
 from pydantic import Field
 
+from mnemo_schema import subjects
 from mnemo_schema.envelope import Envelope
 from mnemo_schema.ids import EntityId
 from mnemo_schema.text import StorableText
 
-DREAM_FILTER: Final = "mnemo.evt.*.dream.>"
+# Stored form (any partition): the dreamer is not partitioned, dreams lock their representation.
+DREAM_FILTER: Final = subjects.dream_filter()
 DREAMER_DURABLE: Final = "dreamer"
 DREAM_SCHEDULER_DURABLE: Final = "dreamer-schedule"
 

@@ -22,7 +22,7 @@ from mnemo_schema.observations import (
     ObservationWritten,
     PeerCardUpdated,
 )
-from mnemo_schema.summaries import SummaryUpdated
+from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 from mnemo_schema.text import StorableText, StorableTime, StoredJson
 from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
@@ -258,6 +258,7 @@ Event = Annotated[
     | ObservationsErased
     | PeerCardUpdated
     | SummaryUpdated
+    | SummariesErased
     | DreamDue
     | DreamCompleted
     | KeyRevoked

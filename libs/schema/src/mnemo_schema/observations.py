@@ -33,6 +33,9 @@ class ObservationWritten(Envelope):
     level: Level = "explicit"
     content: StorableText = Field(min_length=1, max_length=65_535)
     source_message_ids: list[str] = Field(default_factory=list)
+    # The stream positions of the cited messages, in the same order: the store reads each one
+    # from the log to check the citation (events of earlier versions may lack them).
+    source_message_seqs: list[int] = Field(default_factory=list)
     source_span: StorableText | None = None
     premise_ids: list[str] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -34,7 +34,10 @@ def documents() -> dict[str, dict[str, Any]]:
             "title": "Mnemo bus",
             "version": "1",
             "description": "Commands to ingest (request-reply) and the event log (JetStream stream "
-            f"{subjects.STREAM}). Publishers set Nats-Msg-Id to the event id.",
+            f"{subjects.STREAM}). Publishers set Nats-Msg-Id to the event id. The stream stores "
+            "each event with its workspace's partition after the workspace token "
+            "(partition(N, workspace): FNV-1a of the id modulo N, the stream's partition "
+            "count); the channels are given in that stored form.",
         },
         "channels": {
             "commands": {
@@ -43,16 +46,21 @@ def documents() -> dict[str, dict[str, Any]]:
                 "messages": {"command": {"payload": {"$ref": "#/components/schemas/Command"}}},
             },
             "entityEvents": {
-                "address": "mnemo.evt.{workspace}.ent.{kind}",
+                "address": "mnemo.evt.{workspace}.{partition}.ent.{kind}",
                 "parameters": {
                     "workspace": {},
+                    "partition": {"description": "the workspace's partition"},
                     "kind": {"enum": ["workspace", "peer", "session", "membership"]},
                 },
                 "messages": {"event": {"payload": {"$ref": "#/components/schemas/Event"}}},
             },
             "messageEvents": {
-                "address": "mnemo.evt.{workspace}.msg.{session}",
-                "parameters": {"workspace": {}, "session": {}},
+                "address": "mnemo.evt.{workspace}.{partition}.msg.{session}",
+                "parameters": {
+                    "workspace": {},
+                    "partition": {"description": "the workspace's partition"},
+                    "session": {},
+                },
                 "messages": {"event": {"payload": {"$ref": "#/components/schemas/Event"}}},
             },
             "keyEvents": {

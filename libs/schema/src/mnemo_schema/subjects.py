@@ -1,11 +1,20 @@
 """Every stream, subject and durable name on the bus, in one place.
 
-Layout (ids match ``ID_PATTERN`` so they are safe subject tokens):
+Publishers send events on (ids match ``ID_PATTERN`` so they are safe subject tokens):
 
 - ``mnemo.evt.<workspace>.ent.<kind>``      entity events (workspace, peer, session, membership)
 - ``mnemo.evt.<workspace>.msg.<session>``   message events, so a consumer can filter one session
 - ``mnemo.evt.<workspace>.obs.<observer>.<observed>``  memory events of one representation
 - ``mnemo.evt.<workspace>.sum.<session>``   session summaries
+- ``mnemo.evt.<workspace>.dream.<observer>.<observed>``  dreams of one representation
+
+The stream stores each of them with the workspace's **partition** after the workspace
+(``mnemo.evt.<workspace>.<partition>.<kind>...``): a subject transform of the stream computes it,
+``partition(N, workspace)`` (FNV-1a of the workspace id, modulo N), so every event of a workspace
+lands in one partition, in log order. Stages that scale out consume by partition (one
+replica at a time per partition); consumers filter on the stored form. N is fixed when the
+stream is created (``MNEMO_PARTITIONS``, default ``DEFAULT_PARTITIONS``).
+
 - ``mnemo.cmd.<workspace>``                 commands to ingest, request-reply (core NATS)
 - ``mnemo.qry.<workspace>.<kind>``          read queries (context, chat), request-reply (core NATS)
 - ``mnemo.projector.applied``               projector watermark notifications (core NATS)
@@ -17,6 +26,7 @@ Layout (ids match ``ID_PATTERN`` so they are safe subject tokens):
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 STREAM: Final = "MNEMO_EVENTS"
@@ -40,9 +50,24 @@ def entity_subject(workspace: str, kind: str) -> str:
     return f"mnemo.evt.{workspace}.ent.{kind}"
 
 
-def entity_filter(workspace: str) -> str:
-    """Filter matching every entity event of one workspace."""
-    return f"mnemo.evt.{workspace}.ent.>"
+def entity_filter(workspace: str, partition: int | str = "*") -> str:
+    """Filter matching every stored entity event of one workspace ("*": of every one)."""
+    return f"mnemo.evt.{workspace}.{partition}.ent.>"
+
+
+def workspace_filter(workspace: str) -> str:
+    """Filter matching every stored event of one workspace."""
+    return f"mnemo.evt.{workspace}.>"
+
+
+def message_filter_of(workspace: str) -> str:
+    """Filter matching the stored message events of one workspace."""
+    return f"mnemo.evt.{workspace}.*.msg.*"
+
+
+def session_messages_filter(workspace: str, session: str) -> str:
+    """Filter matching the stored message events of one session."""
+    return f"mnemo.evt.{workspace}.*.msg.{session}"
 
 
 def message_subject(workspace: str, session: str) -> str:
@@ -70,10 +95,8 @@ def query_filter(kind: str) -> str:
     return f"mnemo.qry.*.{kind}"
 
 
-SUMMARIZER_DURABLE: Final = "summarizer"
-OBSERVATION_FILTER: Final = "mnemo.evt.*.obs.>"
-MESSAGE_FILTER: Final = "mnemo.evt.*.msg.*"
-DERIVER_DURABLE: Final = "deriver"
+SUMMARIZER: Final = "summarizer"
+DERIVER: Final = "deriver"
 DEAD_LETTER_STREAM: Final = "MNEMO_DEAD_LETTERS"
 DEAD_LETTER_SUBJECTS: Final = "mnemo.dlq.>"
 MEMORY_PROJECTION_APPLIED: Final = "mnemo.projector.memory.applied"
@@ -136,3 +159,91 @@ def hook_delivery_subject(workspace: str) -> str:
 def progress_subject(workspace: str) -> str:
     """Where a stage announces that work of ``workspace`` started or finished (core NATS)."""
     return f"mnemo.progress.{workspace}"
+
+
+# --- partitions -------------------------------------------------------------------------------
+
+DEFAULT_PARTITIONS: Final = 8
+MAX_PARTITIONS: Final = 1024
+Partition = int | str  # a partition number, or "*" for all of them
+
+# Every stored event subject, and those of each kind (any partition by default).
+OBSERVATION_FILTER: Final = "mnemo.evt.*.*.obs.>"
+MESSAGE_FILTER: Final = "mnemo.evt.*.*.msg.*"
+
+
+def partition_filter(partition: Partition = "*") -> str:
+    """Every stored event of one partition."""
+    return f"mnemo.evt.*.{partition}.>"
+
+
+def message_filter(partition: Partition = "*") -> str:
+    """The stored message events of one partition."""
+    return f"mnemo.evt.*.{partition}.msg.*"
+
+
+def observation_filter(partition: Partition = "*") -> str:
+    """The stored memory events (observations, cards) of one partition."""
+    return f"mnemo.evt.*.{partition}.obs.>"
+
+
+def summary_filter(partition: Partition = "*") -> str:
+    """The stored summary events of one partition."""
+    return f"mnemo.evt.*.{partition}.sum.>"
+
+
+def dream_filter(partition: Partition = "*") -> str:
+    """The stored dream events of one partition."""
+    return f"mnemo.evt.*.{partition}.dream.>"
+
+
+def erasure_filters(partition: Partition = "*") -> list[str]:
+    """The stored entity events that may erase data: the deletions of a workspace, a session, a
+    peer or a message (and the other events of those subjects)."""
+    return [f"mnemo.evt.*.{partition}.ent.{kind}" for kind in _ERASABLE]
+
+
+_ERASABLE: Final = ("session", "workspace", "peer", "message")
+
+
+def stage_durable(stage: str, partition: int) -> str:
+    """The durable consumer through which ``stage`` reads one partition."""
+    return f"{stage}-p{partition}"
+
+
+def partition_of(workspace: str, partitions: int) -> int:
+    """The partition of ``workspace``: what the stream's transform computes (NATS's
+    ``partition()``: FNV-1a, 32 bits, of the token, modulo the count)."""
+    h = 0x811C9DC5
+    for byte in workspace.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h % partitions
+
+
+_TRANSFORM_SOURCE: Final = "mnemo.evt.*.>"
+_TRANSFORM_DEST = re.compile(
+    r"^mnemo\.evt\.\{\{wildcard\(1\)\}\}\.\{\{partition\((\d+),1\)\}\}\.>$"
+)
+
+
+def stream_transform(partitions: int) -> tuple[str, str]:
+    """The stream's subject transform (source, destination) for ``partitions``."""
+    if not 1 <= partitions <= MAX_PARTITIONS:
+        raise ValueError(f"partitions must be from 1 to {MAX_PARTITIONS}, not {partitions}")
+    return _TRANSFORM_SOURCE, f"mnemo.evt.{{{{wildcard(1)}}}}.{{{{partition({partitions},1)}}}}.>"
+
+
+def transform_partitions(source: str | None, destination: str | None) -> int | None:
+    """The partition count a stream's transform encodes; None if it is not Mnemo's."""
+    if source != _TRANSFORM_SOURCE or destination is None:
+        return None
+    found = _TRANSFORM_DEST.match(destination)
+    return int(found.group(1)) if found else None
+
+
+def partition_of_subject(subject: str) -> int | None:
+    """The partition token of a stored event subject, if it has one."""
+    parts = subject.split(".")
+    if len(parts) > 3 and parts[0] == "mnemo" and parts[1] == "evt" and parts[3].isdigit():
+        return int(parts[3])
+    return None

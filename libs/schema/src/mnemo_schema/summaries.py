@@ -29,3 +29,20 @@ class SummaryUpdated(Envelope):
 
     def subject(self) -> str:
         return subjects.summary_subject(self.workspace, self.session_id)
+
+
+class SummariesErased(Envelope):
+    """Summaries of a session were erased with what they covered: nothing of them is kept, in
+    the projections or the log.
+
+    The eraser publishes it for the summaries an erasure (of a message, session, peer or
+    workspace) reaches, and for a summary of an erased message that lands after the erasure.
+    ``summary_seqs``: the stream positions their ``SummaryUpdated`` events had.
+    """
+
+    type: Literal["SummariesErased"] = "SummariesErased"
+    session_id: EntityId
+    summary_seqs: list[int] = Field(default_factory=list)
+
+    def subject(self) -> str:
+        return subjects.summary_subject(self.workspace, self.session_id)

@@ -11,7 +11,7 @@ from mnemo_runtime.process import main
 
 
 async def _run(infra: Infra, stop: asyncio.Event) -> None:
-    await run(DeriverSettings(), infra.js, infra.pool, stop)
+    await run(DeriverSettings(), infra, stop)
 
 
 if __name__ == "__main__":

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import asyncio
 
-from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_deriver.adapters.bus import consume
-from mnemo_deriver.adapters.progress import Announce, PgProgress
+from mnemo_deriver.adapters.progress import PgProgress
+from mnemo_deriver.adapters.turns import LogTurns
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.deadletters import DeadLetters
-from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.infra import Infra
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.partitions import Leases, held_by
 
 MIGRATIONS = package_migrations("mnemo_deriver")
 
@@ -31,21 +30,22 @@ def build_deriver_model(ledger: UsageLedger | None = None) -> ChatModel:
 
 async def run(
     settings: DeriverSettings,
-    js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    infra: Infra,
     stop: asyncio.Event,
+    leases: Leases | None = None,
     model: ChatModel | None = None,
-    announce: Announce | None = None,
 ) -> None:
-    """Run the deriver until ``stop``; ``announce`` publishes its progress notes (core NATS)."""
-    dead = DeadLetters(js, pool, "deriver")
+    """Run the deriver until ``stop``, on the partitions ``leases`` gives it (a lease holder
+    of its own when none is given); its progress notes go out on core NATS."""
+    dead = DeadLetters(infra.js, infra.pool, "deriver")
     await dead.ensure()
     service = DeriverService(
         settings,
         model or build_deriver_model(),
-        EventPublisher(js),
-        RepresentationStore(pool),
+        EventPublisher(infra.js),
         dead,
-        PgProgress(pool, announce),
+        PgProgress(infra.pool, infra.nc.publish),
+        LogTurns(infra.nc),
     )
-    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s, dead)
+    async with held_by(infra.database_url, infra.partitions, stop, leases) as held:
+        await consume(infra.js, service, stop, settings, dead, held)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mnemo_schema.events import MessagePosted
@@ -9,16 +10,17 @@ from mnemo_schema.events import MessagePosted
 
 @dataclass(frozen=True)
 class RepKey:
-    """What a batch is for: one representation, under one set of the application's
-    instructions (messages posted under other instructions go into a batch of their own)."""
+    """What a batch is for: one representation (its line), under one set of the application's
+    instructions. Keys compare by representation only: messages posted under other
+    instructions go into a batch of their own, in the same line, so the line stays in order."""
 
     workspace: str
     observer: str
     observed: str
-    instructions: str | None = None
+    instructions: str | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Item:
     """One message for one representation, with the turn before it if another peer spoke it."""
 
@@ -27,6 +29,9 @@ class Item:
     context: MessagePosted | None = None
     # The delivery this item settles (opaque here); a redelivered message gets a new one.
     owner: object | None = field(default=None, compare=False)
+    # The session's previous message is not known yet: it is read from the log before the
+    # batch is derived (and shown only if another peer wrote it).
+    context_unknown: bool = False
 
 
 @dataclass
@@ -47,17 +52,22 @@ class Batcher:
         self.max_age_s = max_age_s
         self._open: dict[RepKey, Batch] = {}
 
-    def add(self, key: RepKey, item: Item, now: float) -> Batch | None:
-        """Add ``item``; the batch if it reached the token target (it is then closed)."""
+    def add(self, key: RepKey, item: Item, now: float) -> list[Batch]:
+        """Add ``item``; the batches it closed, in order: the open one of other instructions,
+        and its own once it reaches the token target."""
+        closed = []
         batch = self._open.get(key)
+        if batch is not None and batch.key.instructions != key.instructions:
+            closed.append(self._open.pop(key))
+            batch = None
         if batch is None:
             batch = self._open[key] = Batch(key, opened_at=now, last_added_at=now)
         batch.items.append(item)
         batch.tokens += item.message.token_count + (item.context.token_count if item.context else 0)
         batch.last_added_at = now
         if batch.tokens >= self.token_target:
-            return self._open.pop(key)
-        return None
+            closed.append(self._open.pop(key))
+        return closed
 
     def due(self, now: float) -> list[Batch]:
         """Close and return the batches idle for ``idle_s`` or open for ``max_age_s``."""
@@ -67,6 +77,11 @@ class Batcher:
             if now - b.last_added_at >= self.idle_s or now - b.opened_at >= self.max_age_s
         ]
         return [self._open.pop(k) for k in ready]
+
+    def drop(self, keep: Callable[[RepKey], bool]) -> list[Batch]:
+        """Remove and return the open batches of the representations ``keep`` rejects."""
+        gone = [k for k in self._open if not keep(k)]
+        return [self._open.pop(k) for k in gone]
 
     def drain(self) -> list[Batch]:
         """Close and return every open batch."""

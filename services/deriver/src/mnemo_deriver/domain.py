@@ -87,6 +87,7 @@ def observations(
     message yields the same events (de-duplicated by the log and the projection).
     """
     key = batch.key
+    seq_of = {i.message.message_id: i.seq for i in batch.items}
     out: list[ObservationWritten] = []
     dropped: list[Dropped] = []
     seen: set[str] = set()
@@ -123,6 +124,7 @@ def observations(
                 level="explicit",
                 content=fact,
                 source_message_ids=[message.message_id],
+                source_message_seqs=[seq_of[message.message_id]],
                 source_span=obs.source_span,
                 observed_at=message.created_at,
                 origin="deriver",

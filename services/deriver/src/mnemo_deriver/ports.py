@@ -5,21 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from mnemo_deriver.batching import RepKey
+from mnemo_deriver.turns import TurnLog
 from mnemo_runtime.deadletters import Letter
-from mnemo_runtime.memory.rules import Rejected
 from mnemo_schema.events import Envelope
-from mnemo_schema.observations import ObservationWritten
+
+__all__ = ["DeadLetters", "ObservationLog", "Progress", "TurnLog"]
 
 
 class ObservationLog(Protocol):
     async def publish(self, events: Sequence[Envelope]) -> list[int]:
         """Append events in order; their positions once stored."""
-        ...
-
-
-class Grounding(Protocol):
-    async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        """The store's verdict on each observation (None: accepted)."""
         ...
 
 
@@ -30,16 +26,20 @@ class DeadLetters(Protocol):
 
 
 class Progress(Protocol):
-    async def started(self, units: dict[tuple[str, str, str, str], int]) -> None:
-        """Work units (workspace, session, observer, observed) -> count, now in progress."""
+    """How far each representation's line has come, for the queue status.
+
+    A representation's messages are derived in order, so two positions say it all: the newest
+    message taken into work, and the newest done (derived or parked) with all before it.
+    """
+
+    async def taken(self, key: RepKey, seq: int, sessions: Sequence[str] = ()) -> None:
+        """The representation's messages up to ``seq`` (in ``sessions``) are being derived."""
         ...
 
-    async def finished(
-        self, units: dict[tuple[str, str, str, str], int], last_seq: int = 0
+    async def done(
+        self, key: RepKey, seq: int, observation_seq: int, sessions: Sequence[str] = ()
     ) -> None:
-        """Work units that completed (or were parked); ``last_seq``: their newest observation."""
-        ...
-
-    async def requeued(self, units: dict[tuple[str, str, str, str], int]) -> None:
-        """Work units handed back for redelivery."""
+        """Its messages up to ``seq`` (in ``sessions``) are done; its newest observation is at
+        ``observation_seq`` (0: none new), which readers see once the memory projection has
+        applied it."""
         ...

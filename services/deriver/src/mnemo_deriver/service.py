@@ -1,11 +1,16 @@
-"""Deliveries in, batches through the model, observations out; acknowledgements last.
+"""Deliveries in, batches through the model in fair turns, observations out; acknowledgements last.
 
-A delivered message is acknowledged only once every representation it feeds has its batch
-processed (or parked as a dead letter). A model outage, or the database or the bus being away,
-hands the message back for redelivery, without limit. Any other failure is the work's own: a
-batch of several messages is then split and each message derived alone, so one message that
-cannot be derived holds back no other; a message that still fails is tried again up to
-``max_attempts`` deliveries and then parked as a dead letter with the reason.
+Each representation's batches form one line, derived one batch at a time and in order
+(``scheduling``); the lines of all workspaces share ``max_concurrent_batches`` slots, taken in
+turns. A delivered message is acknowledged only once every representation it feeds has its
+batch done (derived and published, or parked as a dead letter) and that line's progress is
+recorded, so the queue status never counts work that a crash would leave unfinished.
+
+A model outage, or the database or the bus being away, puts the batch back at the head of its
+line to be tried again after ``retry_delay_s``, without limit. Any other failure is the work's
+own: a batch of several messages is split and each message derived alone, so one message that
+cannot be derived holds back no other; a message that still fails is tried again until it has
+failed ``max_attempts`` times (deliveries by the bus included) and then parked.
 """
 
 from __future__ import annotations
@@ -13,14 +18,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
 from mnemo_deriver.extraction import extract
-from mnemo_deriver.ports import DeadLetters, Grounding, ObservationLog, Progress
+from mnemo_deriver.ports import DeadLetters, ObservationLog, Progress, TurnLog
+from mnemo_deriver.scheduling import FairQueue
 from mnemo_deriver.settings import DeriverSettings
+from mnemo_deriver.turns import PrecedingTurns
 from mnemo_runtime.deadletters import Letter, Reparked, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected, ModelUnavailable
@@ -31,24 +38,23 @@ from mnemo_schema.events import MessagePosted
 log = get_logger("mnemo.deriver")
 _tracer = tracer("mnemo.deriver")
 
+# What became of a batch: derived, parked as a dead letter, or to be tried again.
+Outcome = Literal["done", "parked", "retry"]
+
 
 @dataclass
 class _Pending:
     delivery: Delivery
     remaining: int
-    failed: bool = False
+    partition: int
 
 
-Unit = tuple[str, str, str, str]
-# What became of a batch: derived, parked as a dead letter, or handed back for another try.
-Outcome = Literal["done", "parked", "requeued"]
-
-
-def _units(batch: Batch) -> dict[Unit, int]:
-    k = batch.key
-    return dict(
-        Counter((k.workspace, i.message.session_id, k.observer, k.observed) for i in batch.items)
-    )
+@dataclass
+class _Result:
+    outcome: Outcome
+    # For a retry: the batches to put back at the head of the line, and after how long.
+    again: list[Batch] = field(default_factory=list)
+    delay: float = 0.0
 
 
 class DeriverService:
@@ -57,98 +63,147 @@ class DeriverService:
         settings: DeriverSettings,
         model: ChatModel,
         log_: ObservationLog,
-        grounding: Grounding,
         dead_letters: DeadLetters,
         progress: Progress,
+        turn_log: TurnLog,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._s = settings
         self._model = model
         self._log = log_
-        self._grounding = grounding
         self._dead = dead_letters
         self._progress = progress
+        self._turn_log = turn_log
         self._clock = clock
         self.batcher = Batcher(settings.token_target, settings.idle_s, settings.max_age_s)
+        self.queue = FairQueue()
+        self._turns = PrecedingTurns()
         self._pending: dict[int, _Pending] = {}
-        # The last message of each session, so a batch can show the turn before each message.
-        self._last: dict[tuple[str, str], MessagePosted] = {}
+        self._partition: dict[str, int] = {}  # workspace -> its partition
+        self._failures: Counter[tuple[int, RepKey]] = Counter()
+        self._running: Counter[RepKey] = Counter()
+        self._waiting: dict[RepKey, asyncio.TimerHandle] = {}
+        self._leaving: set[int] = set()  # partitions being handed over
         self._work: set[asyncio.Task[None]] = set()
-        self._slots = asyncio.Semaphore(settings.max_concurrent_batches)
+        self._idle = asyncio.Event()
+        self._idle.set()
 
-    async def deliver(self, deliveries: list[Delivery]) -> None:
-        """Take delivered messages into their representations' batches."""
-        started: Counter[Unit] = Counter()
-        full: list[Batch] = []
+    async def deliver(self, partition: int, deliveries: list[Delivery]) -> None:
+        """Take delivered messages of ``partition`` into their representations' batches."""
         now = self._clock()
         for d in deliveries:
             e = d.event
-            prev = self._last.get((e.workspace, e.session_id))
-            self._last[(e.workspace, e.session_id)] = e
-            context = prev if prev is not None and prev.peer_id != e.peer_id else None
+            self._partition[e.workspace] = partition
             pending = self._pending.get(d.seq)
-            idle = not e.representations or not e.reasoning
-            if idle or (pending is not None and not pending.failed):
-                # No representation to feed, or reasoning switched off for it (no work unit is
-                # counted); or a redelivery of a message whose batches are still running (it is
-                # acknowledged when they finish).
-                if idle:
-                    await d.ack()
+            if pending is not None:
+                # Delivered again while its batches wait or run: the newest delivery settles it.
+                pending.delivery = d
                 continue
-            owner = self._pending[d.seq] = _Pending(d, remaining=len(e.representations))
+            turn = self._turns.delivered(partition, d.seq, e)
+            if not e.representations or not e.reasoning:
+                # No representation to feed, or reasoning switched off for it (no work unit is
+                # counted); it still is the turn before the session's next message.
+                await d.ack()
+                continue
+            owner = self._pending[d.seq] = _Pending(d, len(e.representations), partition)
+            context = turn.message if turn.message and turn.message.peer_id != e.peer_id else None
             for rep in e.representations:
                 key = RepKey(e.workspace, rep.observer, rep.observed, e.instructions)
-                started[(e.workspace, e.session_id, rep.observer, rep.observed)] += 1
-                batch = self.batcher.add(key, Item(d.seq, e, context, owner), now)
-                if batch is not None:
-                    full.append(batch)
-        if started:
-            await self._record(self._progress.started, dict(started))
-        for batch in full:
-            self._spawn(batch)
+                item = Item(d.seq, e, context, owner, context_unknown=turn.unknown)
+                for batch in self.batcher.add(key, item, now):
+                    self.queue.put(batch)
+        self._pump()
 
     def tick(self) -> int:
-        """Start the batches whose idle or age rule fired; how many started."""
+        """Queue the batches whose idle or age rule fired; how many."""
         due = self.batcher.due(self._clock())
         for batch in due:
-            self._spawn(batch)
+            self.queue.put(batch)
+        self._pump()
         return len(due)
 
     async def flush(self) -> None:
-        """Process every open batch and wait for all work in flight."""
+        """Queue every open batch and wait until all queued and running work is done."""
         for batch in self.batcher.drain():
-            self._spawn(batch)
-        while self._work:
-            await asyncio.gather(*list(self._work))
+            self.queue.put(batch)
+        self._pump()
+        while not self._quiet():
+            self._idle.clear()
+            await self._idle.wait()
 
     @property
     def in_flight(self) -> int:
-        return len(self._work) + len(self.batcher)
+        return len(self._work) + len(self.batcher) + len(self.queue) + len(self._waiting)
 
-    def _spawn(self, batch: Batch) -> None:
-        task = asyncio.create_task(self._guarded(batch))
-        self._work.add(task)
-        task.add_done_callback(self._work.discard)
+    async def release(self, partition: int) -> None:
+        """Stop working ``partition``: drop what waits, let what runs finish, forget it."""
 
-    async def _guarded(self, batch: Batch) -> None:
-        async with self._slots:
-            try:
-                await self.process(batch)
-            except Exception:
-                # Settling failed (the bus or the database is down): forget the messages so
-                # their redelivery after the ack deadline starts them afresh.
-                log.exception("deriver.batch_failed", observer=batch.key.observer)
-                for item in batch.items:
-                    if isinstance(item.owner, _Pending):
-                        item.owner.failed = True
+        def keep(key: RepKey) -> bool:
+            return self._partition.get(key.workspace) != partition
 
-    async def process(self, batch: Batch, redriven: bool = False) -> Outcome:
-        """One model call for one batch; publish what is grounded; settle the messages.
+        self._leaving.add(partition)
+        self.batcher.drop(keep)
+        self.queue.drop(keep)
+        for key in [k for k in self._waiting if not keep(k)]:
+            self._waiting.pop(key).cancel()
+        while any(not keep(k) for k in self._running):
+            self._idle.clear()
+            await self._idle.wait()
+        self._leaving.discard(partition)
+        self._pending = {s: p for s, p in self._pending.items() if p.partition != partition}
+        self._failures = Counter({k: n for k, n in self._failures.items() if keep(k[1])})
+        self._turns.forget(partition)
 
-        ``redriven``: an operator's second try of a dead letter, which is not counted in the
-        queue's progress again and is parked at once if it fails again.
-        """
-        count = not redriven
+    def _quiet(self) -> bool:
+        return not self._work and not len(self.queue) and not self._waiting
+
+    def _pump(self) -> None:
+        """Start batches while slots are free, taking the lines in turn."""
+        while len(self._work) < self._s.max_concurrent_batches:
+            batch = self.queue.take()
+            if batch is None:
+                break
+            task = asyncio.create_task(self._run(batch))
+            self._work.add(task)
+            self._running[batch.key] += 1
+            task.add_done_callback(self._finished)
+        if self._quiet():
+            self._idle.set()
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._work.discard(task)
+        self._pump()  # its slot is free now
+        self._idle.set()  # whoever waits for the work to settle looks again
+
+    async def _run(self, batch: Batch) -> None:
+        key = batch.key
+        try:
+            result = await self._attempt(batch)
+        except Exception:
+            log.exception("deriver.batch_failed", observer=key.observer)
+            result = _Result("retry", [batch], self._s.retry_delay_s)
+        finally:
+            self._running[key] -= 1
+            if self._running[key] <= 0:
+                del self._running[key]
+        if self._partition.get(key.workspace) in self._leaving:
+            return  # handed over: the next owner does what is left
+        for again in reversed(result.again):
+            self.queue.put(again, front=True)
+        if result.outcome == "retry" and result.delay > 0:
+            loop = asyncio.get_running_loop()
+            self._waiting[key] = loop.call_later(result.delay, self._resume, key)
+        else:
+            self.queue.done(key)
+
+    def _resume(self, key: RepKey) -> None:
+        if self._waiting.pop(key, None) is not None:
+            self.queue.done(key)
+            self._pump()
+            self._idle.set()
+
+    async def _attempt(self, batch: Batch) -> _Result:
+        """One try at one batch; what to do next."""
         first = batch.items[0].message
         with _tracer.start_as_current_span(
             "deriver.batch",
@@ -157,44 +212,69 @@ class DeriverService:
                         "observed": batch.key.observed},
         ):  # fmt: skip
             try:
-                last_seq = await self._derive(batch)
+                await self._resolve_context(batch)
+                sessions = _sessions(batch)
+                await self._bookkeeping(self._progress.taken, batch.key, _newest(batch), sessions)
+                observation_seq = await self._derive(batch)
+                await self._progress.done(batch.key, _newest(batch), observation_seq, sessions)
             except (MalformedOutput, ModelRejected) as err:
-                await self._park(batch, f"{type(err).__name__}: {err}")
-                await self._settle(batch, 0, count)
-                return "parked"
+                return await self._give_up(batch, f"{type(err).__name__}: {err}")
             except Exception as err:
-                if transient(err):
-                    log.warning("deriver.retry_later", error=repr(err), observer=batch.key.observer)
-                    await self._requeue(batch, count)
-                    return "requeued"
-                if len(batch.items) > 1:
-                    log.warning("deriver.batch_split", error=repr(err), messages=len(batch.items))
-                    outcomes = {await self.process(_alone(batch, i), redriven) for i in batch.items}
-                    return next((o for o in ("requeued", "parked") if o in outcomes), "done")
-                if not redriven and _attempts(batch) < self._s.max_attempts:
-                    log.warning("deriver.retry_later", error=repr(err), attempt=_attempts(batch))
-                    await self._requeue(batch, count)
-                    return "requeued"
-                await self._park(batch, repr(err))
-                await self._settle(batch, 0, count)
-                return "parked"
-        await self._settle(batch, last_seq, count)
-        return "done"
+                return await self._failed(batch, err)
+        await self._settle(batch)
+        return _Result("done")
+
+    async def _failed(self, batch: Batch, err: Exception) -> _Result:
+        if transient(err):
+            log.warning("deriver.retry_later", error=repr(err), observer=batch.key.observer)
+            return _Result("retry", [batch], self._s.retry_delay_s)
+        if len(batch.items) > 1:
+            log.warning("deriver.batch_split", error=repr(err), messages=len(batch.items))
+            return _Result("retry", [_alone(batch, i) for i in batch.items], 0.0)
+        item = batch.items[0]
+        self._failures[(item.seq, batch.key)] += 1
+        attempts = self._attempts(batch)
+        if attempts < self._s.max_attempts:
+            log.warning("deriver.retry_later", error=repr(err), attempt=attempts)
+            return _Result("retry", [batch], self._s.retry_delay_s)
+        return await self._give_up(batch, repr(err))
+
+    async def _give_up(self, batch: Batch, reason: str) -> _Result:
+        """Park the batch as a dead letter; its messages count as done (failed)."""
+        try:
+            await self._park(batch, reason)
+            await self._progress.done(batch.key, _newest(batch), 0, _sessions(batch))
+        except Exception as err:
+            if not transient(err):
+                raise
+            return _Result("retry", [batch], self._s.retry_delay_s)
+        await self._settle(batch)
+        return _Result("parked")
+
+    async def _resolve_context(self, batch: Batch) -> None:
+        """Read from the log the preceding turns delivery order did not make certain."""
+        found: dict[int, MessagePosted | None] = {}
+        for item in batch.items:
+            if not item.context_unknown:
+                continue
+            if item.seq not in found:
+                e = item.message
+                found[item.seq] = await self._turn_log.before(e.workspace, e.session_id, item.seq)
+            prev = found[item.seq]
+            item.context = (
+                prev if prev is not None and prev.peer_id != item.message.peer_id else None
+            )
+            item.context_unknown = False
 
     async def _derive(self, batch: Batch) -> int:
         """Extract, ground and publish; the newest observation's position (0: none)."""
         extraction = await extract(
             self._model, batch, self._s.max_output_tokens, self._s.structured_attempts
         )
-        events = extraction.events
         for d in extraction.dropped:
             log.info("deriver.dropped", reason=d.reason, observer=batch.key.observer)
-        verdicts = await self._grounding.check(events)
-        accepted = [e for e, v in zip(events, verdicts, strict=True) if v is None]
-        for e, v in zip(events, verdicts, strict=True):
-            if v is not None:
-                log.warning("deriver.rejected", observation=e.observation_id, reason=str(v))
-        return max(await self._log.publish(accepted)) if accepted else 0
+        events = extraction.events
+        return max(await self._log.publish(events)) if events else 0
 
     async def _park(self, batch: Batch, reason: str) -> None:
         k = batch.key
@@ -204,7 +284,7 @@ class DeriverService:
                 key=f"{k.workspace}/{k.observer}/{k.observed}/{seqs[0]}-{seqs[-1]}",
                 reason=reason, stream_seq=seqs[0] if len(seqs) == 1 else None,
                 workspace=k.workspace, session_id=batch.items[0].message.session_id,
-                observer=k.observer, observed=k.observed, attempts=_attempts(batch),
+                observer=k.observer, observed=k.observed, attempts=self._attempts(batch),
                 detail={"seqs": seqs, "message_ids": [i.message.message_id for i in batch.items]},
             )
         )  # fmt: skip
@@ -212,18 +292,30 @@ class DeriverService:
     async def redrive(
         self, letter: dict[str, Any], events: list[tuple[int, MessagePosted]]
     ) -> None:
-        """Derive a dead letter's messages again, for its representation; raise if they fail."""
+        """Derive a dead letter's messages again, for its representation; raise if they fail.
+
+        An operator's second try: outside the lines, and parked again at once if it fails.
+        """
         instructions = events[0][1].instructions if events else None
         key = RepKey(letter["workspace"], letter["observer"], letter["observed"], instructions)
         now = self._clock()
-        outcome = await self.process(Batch(key, now, now, [Item(s, e) for s, e in events]), True)
-        if outcome == "parked":
-            raise Reparked
-        if outcome == "requeued":
-            raise ModelUnavailable("the model, the store or the bus is away", attempts=1)
+        batch = Batch(key, now, now, [Item(s, e, context_unknown=True) for s, e in events])
+        try:
+            await self._resolve_context(batch)
+            await self._derive(batch)
+        except (MalformedOutput, ModelRejected) as err:
+            await self._park(batch, f"{type(err).__name__}: {err}")
+            raise Reparked from err
+        except Exception as err:
+            if transient(err):
+                raise ModelUnavailable(
+                    "the model, the store or the bus is away", attempts=1
+                ) from err
+            await self._park(batch, repr(err))
+            raise Reparked from err
 
-    async def _record(self, update: Callable[..., Awaitable[None]], *args: object) -> None:
-        """Progress is bookkeeping for the queue status: retry it briefly, never fail work on it."""
+    async def _bookkeeping(self, update: Callable[..., Any], *args: object) -> None:
+        """What is being worked on is shown, not relied on: retry briefly, never fail on it."""
         for attempt in range(3):
             try:
                 await update(*args)
@@ -232,37 +324,30 @@ class DeriverService:
                 log.warning("deriver.progress_failed", attempt=attempt + 1, error=repr(err))
                 await asyncio.sleep(0.05 * (attempt + 1))
 
-    def _release(self, item: Item) -> _Pending | None:
-        """Count one representation of ``item``'s message as done; its delivery if all are."""
-        p = item.owner
-        if not isinstance(p, _Pending):
-            return None
-        p.remaining -= 1
-        if p.remaining > 0:
-            return None
-        if self._pending.get(item.seq) is p:
-            del self._pending[item.seq]
-        return p
-
-    async def _settle(self, batch: Batch, last_seq: int, count: bool = True) -> None:
+    async def _settle(self, batch: Batch) -> None:
+        """Count the batch's representation done for each message; ack those now complete."""
         for item in batch.items:
-            p = self._release(item)
-            if p is not None and not p.failed:
-                await p.delivery.ack()
-        if count:
-            await self._record(self._progress.finished, _units(batch), last_seq)
-
-    async def _requeue(self, batch: Batch, count: bool = True) -> None:
-        # The message comes back whole: every representation it feeds is derived again, and the
-        # derived ids make the repeats harmless.
-        for item in batch.items:
+            self._failures.pop((item.seq, batch.key), None)
             p = item.owner
-            if isinstance(p, _Pending) and not p.failed:
-                p.failed = True
-                await p.delivery.nak(self._s.retry_delay_s)
-            self._release(item)
-        if count:
-            await self._record(self._progress.requeued, _units(batch))
+            if not isinstance(p, _Pending):
+                continue
+            p.remaining -= 1
+            if p.remaining > 0:
+                continue
+            if self._pending.get(item.seq) is p:
+                del self._pending[item.seq]
+            try:
+                await p.delivery.ack()
+            except Exception as err:  # delivered again after the ack deadline; done again
+                log.warning("deriver.ack_failed", seq=item.seq, error=repr(err))
+
+    def _attempts(self, batch: Batch) -> int:
+        """Tries of the batch's message: deliveries by the bus plus failures here since."""
+        out = 1
+        for i in batch.items:
+            delivered = i.owner.delivery.attempts if isinstance(i.owner, _Pending) else 1
+            out = max(out, delivered - 1 + max(1, self._failures[(i.seq, batch.key)]))
+        return out
 
 
 def _alone(batch: Batch, item: Item) -> Batch:
@@ -270,7 +355,9 @@ def _alone(batch: Batch, item: Item) -> Batch:
     return Batch(batch.key, batch.opened_at, batch.last_added_at, [item])
 
 
-def _attempts(batch: Batch) -> int:
-    """How often the bus has delivered the batch's messages (the most of any)."""
-    counts = [i.owner.delivery.attempts for i in batch.items if isinstance(i.owner, _Pending)]
-    return max(counts, default=1)
+def _newest(batch: Batch) -> int:
+    return max(i.seq for i in batch.items)
+
+
+def _sessions(batch: Batch) -> list[str]:
+    return sorted({i.message.session_id for i in batch.items})

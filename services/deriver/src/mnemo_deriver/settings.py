@@ -18,11 +18,16 @@ class DeriverSettings(BaseSettings):
     fetch_batch: int = Field(default=256, ge=1)
     max_output_tokens: int = 4096
     structured_attempts: int = Field(default=3, ge=1)
-    # Redelivery delay after a model outage: the work waits, it is never dropped.
+    # How long a batch waits before it is tried again after a model outage or a failure of its
+    # own: the work waits at the head of its line, it is never dropped.
     retry_delay_s: float = 5.0
     # Deliveries of a message that fails for a reason of its own before it is parked as a dead
     # letter (a model, database or bus outage does not count).
     max_attempts: int = Field(default=5, ge=1)
-    ack_wait_s: float = 120.0
+    # The bus redelivers a message not acknowledged within this long. A message waits its turn
+    # in its representation's line unacknowledged, and a replica that dies has its partitions'
+    # work delivered again by the replica taking them over, so this only needs to outlast a
+    # backlog; a delivery of a message still waiting or running is ignored.
+    ack_wait_s: float = 600.0
     # Batches processed at once; more would only queue on the model and the database pool.
     max_concurrent_batches: int = Field(default=4, ge=1)

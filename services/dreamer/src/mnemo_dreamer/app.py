@@ -14,7 +14,7 @@ from mnemo_dreamer.adapters.schedule import PgSchedule
 from mnemo_dreamer.local import LocalDeduction, LocalInduction
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
-from mnemo_runtime.bus import EventPublisher
+from mnemo_runtime.bus import EventPublisher, ensure_stream
 from mnemo_runtime.deadletters import DeadLetters, redrive_loop
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.migrate import package_migrations
@@ -50,15 +50,22 @@ async def run(
     memory: MemoryAdapters | None,  # noqa: ARG001 - similarity goes to the retrieval engine
     stop: asyncio.Event,
     retrieve: LocalRetrieve | None = None,
+    partitions: int | None = None,
 ) -> None:
-    """Run the dreamer until ``stop``; ``retrieve``: the engine, when it runs in this process."""
+    """Run the dreamer until ``stop``; ``retrieve``: the engine, when it runs in this process.
+
+    The dreamer is not partitioned: replicas share its durables, and a dream holds its
+    representation's lock. ``partitions``: the stream's (read from it when not given).
+    """
     settings = DreamerSettings()
+    partitions = partitions or await ensure_stream(js)
     dreamer = Dreamer(
         settings,
         build_dreamer_models(),
-        PgMemory(pool, RetrievalClient(nc, retrieve)),
+        PgMemory(pool, RetrievalClient(nc, retrieve), partitions),
         EventPublisher(js),
         PgSchedule(pool, settings),
+        announce=nc.publish,
     )
     dead = DeadLetters(js, pool, "dreamer")
     await dead.ensure()

@@ -65,8 +65,9 @@ class Memory(Protocol):
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]: ...
 
-    async def wait_applied(self, seq: int, timeout: float) -> bool:
-        """Wait until the memory projection has applied stream position ``seq``."""
+    async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
+        """Wait until the memory projection has applied stream position ``seq`` (an event of
+        ``workspace``)."""
         ...
 
 

@@ -13,6 +13,7 @@ from mnemo_dreamer.settings import DreamerSettings
 from mnemo_dreamer.specialists import DEDUCTION, INDUCTION, Spend, configured, run_specialist
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, Stage
+from mnemo_runtime.progress import Announce, announce_sessions
 from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.config import dreams_enabled
 from mnemo_schema.dreams import DreamCompleted, DreamDue
@@ -38,6 +39,7 @@ class Dreamer:
         publisher: Publisher,
         schedule: ScheduleStore,
         clock: Clock = _now,
+        announce: Announce | None = None,
     ) -> None:
         self.settings = settings
         self._models = models
@@ -45,6 +47,7 @@ class Dreamer:
         self._publisher = publisher
         self._schedule = schedule
         self._clock = clock
+        self._announce = announce
 
     async def observed(self, seq: int, event: ObservationWritten) -> None:
         """Count an explicit observation toward the representation's next dream."""
@@ -84,8 +87,15 @@ class Dreamer:
             await self._schedule.mark_published(
                 Scope(s.workspace, s.observer, s.observed), due.event_id
             )
+            await self.noted(due)  # a unit of the queue from now on
             published += 1
         return published
+
+    async def noted(self, due: DreamDue) -> None:
+        """Note on the bus that ``due``'s dream was asked for, finished or parked (for whoever
+        watches queues drain)."""
+        sessions = [due.session_id] if due.session_id else []
+        await announce_sessions(self._announce, due.workspace, sessions)
 
     async def dream(self, due: DreamDue) -> DreamCompleted | None:
         """Dream over the representation; None when another dream holds it (retry later)."""
@@ -111,7 +121,7 @@ class Dreamer:
             # Induction reads the belief set deduction left, so deduction's edits must be
             # projected.
             if session.last_seq and not await self._memory.wait_applied(
-                session.last_seq, cfg.projection_wait_s
+                scope.workspace, session.last_seq, cfg.projection_wait_s
             ):
                 log.warning("dreamer.projection_lag", seq=session.last_seq)
             card = await self._memory.card(scope)
@@ -145,6 +155,7 @@ class Dreamer:
         )
         await self._publisher.publish([done])
         await self._schedule.complete(scope, self._clock(), explicit_seen)
+        await self.noted(due)
         log.info(
             "dreamer.completed", workspace=due.workspace, observer=due.observer,
             observed=due.observed, calls=spend.calls, input_tokens=spend.input_tokens,

@@ -55,7 +55,7 @@ class CommandBus:
         if refused is not None:
             raise refused
         watermark = self._memory_watermark if memory else self._watermark
-        if not await watermark.wait(reply.watermark, self._ryw_timeout):
+        if not await watermark.wait(workspace, reply.watermark, self._ryw_timeout):
             # The write is stored in the log; only its projection is late.
             log.warning("gateway.projection_late", watermark=reply.watermark)
         return reply
@@ -67,6 +67,16 @@ class CommandBus:
         if refused is not None:
             raise refused
         return reply
+
+    def partition(self, workspace: str) -> int:
+        """The partition of the log ``workspace``'s events are in."""
+        return self._watermark.partition(workspace)
+
+    async def seen(self, workspace: str, seq: int, memory: bool = False) -> bool:
+        """Wait (up to the read-your-writes limit) until position ``seq`` of ``workspace`` is
+        applied by the entity projection (``memory``: by the memory projection)."""
+        watermark = self._memory_watermark if memory else self._watermark
+        return await watermark.wait(workspace, seq, self._ryw_timeout)
 
     async def _ask(self, workspace: str, cmd: Command) -> CommandReply:
         body = cmd.model_dump_json(exclude_none=True).encode()

@@ -22,8 +22,8 @@ class EventLog(Protocol):
         """Every entity event of ``workspace`` with its position, oldest first."""
         ...
 
-    async def head(self) -> int:
-        """Position of the newest event in the log."""
+    async def last_seq(self, workspace: str) -> int:
+        """Position of the newest entity or message event of ``workspace`` (0: none)."""
         ...
 
 

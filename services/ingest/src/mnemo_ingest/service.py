@@ -37,8 +37,9 @@ class IngestService:
     async def _model(self, workspace: str) -> WorkspaceModel:
         model = self._models.get(workspace)
         if model is None:
-            head = await self._log.head()
-            model = WorkspaceModel(watermark=head)
+            # A command that changes nothing is answered once the projection holds everything
+            # of the workspace the log held before it (what the write model was built from).
+            model = WorkspaceModel(watermark=await self._log.last_seq(workspace))
             for seq, event in await self._log.entity_history(workspace):
                 model.apply(event, seq)
             self._models[workspace] = model

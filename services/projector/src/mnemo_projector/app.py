@@ -1,4 +1,8 @@
-"""Composition root of the projector: the entity read models and, with memory adapters, memory."""
+"""Composition root of the projector: the entity read models and, with memory adapters, memory.
+
+Each projection is a group of per-partition projectors (``partitioned.ProjectionGroup``), which
+the process's leases start and stop; the eraser, beside the entity projection, likewise.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,43 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector.entities import EntityProjection
+from mnemo_projector.eraser import Eraser
 from mnemo_projector.memory import IndexUpkeep, MemoryProjection
+from mnemo_projector.partitioned import EraserGroup, ProjectionGroup
 from mnemo_projector.passages import PassageProjection
+from mnemo_projector.positions import Projection
 from mnemo_projector.runner import Projector
 from mnemo_projector.settings import ProjectorSettings
-from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.infra import Infra
 from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.partitions import Leases
+
+
+def _group(
+    projection: Projection,
+    nc: NATS,
+    js: JetStreamContext,
+    pool: AsyncConnectionPool,
+    partitions: int,
+    batch_size: int,
+) -> ProjectionGroup:
+    return ProjectionGroup(
+        projection, pool,
+        lambda p: Projector(projection, nc, js, pool, batch_size, partition=p,
+                            partitions=partitions),
+        partitions,
+    )  # fmt: skip
 
 
 def build_app(
-    settings: ProjectorSettings, nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool
-) -> Projector:
-    """The Postgres entity projector."""
-    return Projector(EntityProjection(), nc, js, pool, batch_size=settings.batch_size)
+    settings: ProjectorSettings,
+    nc: NATS,
+    js: JetStreamContext,
+    pool: AsyncConnectionPool,
+    partitions: int,
+) -> ProjectionGroup:
+    """The Postgres entity projection."""
+    return _group(EntityProjection(), nc, js, pool, partitions, settings.batch_size)
 
 
 def build_memory(
@@ -28,14 +56,15 @@ def build_memory(
     js: JetStreamContext,
     pool: AsyncConnectionPool,
     memory: MemoryAdapters,
+    partitions: int,
     near_distance: float = 0.05,
-) -> Projector:
-    """The memory projector (observations into Postgres and the vector index)."""
+) -> ProjectionGroup:
+    """The memory projection (observations into Postgres and the vector index)."""
     projection = MemoryProjection(
-        memory.embedder, memory.index, RepresentationStore(pool), near_distance=near_distance,
+        memory.embedder, memory.index, nc, near_distance=near_distance,
         upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
     )  # fmt: skip
-    return Projector(projection, nc, js, pool, batch_size=settings.memory_batch_size)
+    return _group(projection, nc, js, pool, partitions, settings.memory_batch_size)
 
 
 def build_passages(
@@ -44,7 +73,44 @@ def build_passages(
     js: JetStreamContext,
     pool: AsyncConnectionPool,
     memory: MemoryAdapters,
-) -> Projector:
-    """The passage projector (messages cut, embedded and indexed for retrieval)."""
+    partitions: int,
+) -> ProjectionGroup:
+    """The passage projection (messages cut, embedded and indexed for retrieval)."""
     projection = PassageProjection(memory.embedder)
-    return Projector(projection, nc, js, pool, batch_size=settings.passage_batch_size)
+    return _group(projection, nc, js, pool, partitions, settings.passage_batch_size)
+
+
+def build_eraser(
+    nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, partitions: int
+) -> EraserGroup:
+    """The eraser of every partition, under the leases."""
+    return EraserGroup(lambda p: Eraser(nc, js, pool, partition=p), partitions)
+
+
+async def projection_groups(
+    settings: ProjectorSettings,
+    infra: Infra,
+    memory: MemoryAdapters | None,
+    leases: Leases,
+    near_distance: float = 0.05,
+) -> list[ProjectionGroup]:
+    """The projections this process keeps (``settings``), set up and handed to ``leases``,
+    which start each partition's projector as this process takes it; the eraser goes with the
+    entity projection."""
+    args = (infra.nc, infra.js, infra.pool)
+    groups = []
+    if settings.entities:
+        groups.append(build_app(settings, *args, infra.partitions))
+        eraser = build_eraser(*args, infra.partitions)
+        await eraser.setup()
+        leases.add(eraser)
+    if settings.memory and memory is not None:
+        groups.append(
+            build_memory(settings, *args, memory, infra.partitions, near_distance=near_distance)
+        )
+    if settings.passages and memory is not None:
+        groups.append(build_passages(settings, *args, memory, infra.partitions))
+    for group in groups:
+        await group.setup()
+        leases.add(group)
+    return groups

@@ -31,7 +31,6 @@ from mnemo_schema.events import (
     WorkspaceUpdated,
 )
 from mnemo_schema.keys import KeyRevoked
-from mnemo_schema.summaries import SummaryUpdated
 from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
 Statement = tuple[str, tuple[Any, ...]]
@@ -151,14 +150,6 @@ def statement(seq: int, event: Event) -> Statement | None:
             )
         case MessagePosted():
             return (_INSERT_MESSAGES, (messages_json([message_record(seq, event)]),))
-        case SummaryUpdated():
-            return (
-                "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
-                " message_id, message_seq, messages_covered, token_count, created_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (ws, event.session_id, event.summary_type, seq, event.content, event.message_id,
-                 event.message_seq, event.messages_covered, event.token_count, event.occurred_at),
-            )  # fmt: skip
         case WebhookEndpointRegistered():
             return (
                 "INSERT INTO webhook_endpoints (workspace, id, url, created_at)"

@@ -13,12 +13,14 @@ from mnemo_schema.events import Event
 
 
 class EntityProjection:
-    """Every event of the log; ignores memory events but still advances past them."""
+    """The entity and message events of each partition."""
 
     name = PROJECTION
-    filter_subject = subjects.EVENT_SUBJECTS
     applied_subject = subjects.PROJECTOR_APPLIED
     pipelined = True  # apply() only writes
+
+    def filters(self, partition: int) -> list[str]:
+        return [subjects.entity_filter("*", partition), subjects.message_filter(partition)]
 
     async def setup(self, conn: AsyncConnection) -> None:
         """Nothing beyond the migrations."""

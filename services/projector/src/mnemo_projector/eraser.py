@@ -1,7 +1,9 @@
 """The eraser: carries out each deletion in the log, so that nothing of what it erased stays.
 
-It follows the entity subjects (where every deletion event is published) from its position in
-``projection_positions`` (``erasure``). For each deletion it reads back what came before it,
+One eraser follows each partition of the log (a workspace's events are all in one), under the
+partitions' leases like the projections (lease group ``projector-erasure``): the entity subjects
+(where every deletion event is published) from its position in ``projection_positions``
+(``erasure``, one row per partition). For each deletion it reads back what came before it,
 decides what the deletion covers (``erasure.plan``) and then, in this order:
 
 1. records the erasure and the ids of the messages and observations it erases (``erasures``,
@@ -9,7 +11,8 @@ decides what the deletion covers (``erasure.plan``) and then, in this order:
    some events still finds what rests on them when it starts again;
 2. publishes ``ObservationsErased`` for each representation that loses observations (the memory
    projection drops their rows, vectors, postings and, where the card was drawn from them, the
-   card), and states again any survivor that had been folded into an erased duplicate;
+   card) and ``SummariesErased`` for each session that loses summaries (the memory projection
+   drops them), and states again any survivor that had been folded into an erased duplicate;
 3. erases the covered events from the stream, securely (their bytes overwritten) where they
    held content, the erased messages' own events last (a run started again after them finds
    what rests on them from the ids it recorded);
@@ -18,8 +21,11 @@ decides what the deletion covers (``erasure.plan``) and then, in this order:
 
 Every step is idempotent (an erased sequence is no error, the events it publishes carry fixed
 ids for the bus's duplicate window, and applying them twice changes nothing), so a crash at any
-point is repaired by running the deletion again, which is what the restart does. The read
-models retract the deleted entity themselves when they apply the deletion event.
+point is repaired by running the deletion again, which is what the restart (or the next holder
+of the partition's lease) does. The read models retract the deleted entity themselves when they
+apply the deletion event. What the eraser tells the memory projection is in the log, in order,
+so ``mnemo rebuild --memory`` replays to the erased state: the erased events are gone, and the
+retractions apply to nothing.
 
 Work still in flight when an erasure runs (a derivation or summary of an erased message landing
 after it) is erased as it lands: the eraser also follows the observation and summary subjects,
@@ -38,7 +44,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 
 from mnemo_projector import erasure
-from mnemo_projector.positions import read_position
+from mnemo_projector.positions import ensure_position, read_position
 from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.streams import Stored, erase, read_stored
@@ -51,29 +57,48 @@ from mnemo_schema.events import (
     decode_event,
 )
 from mnemo_schema.observations import ObservationsErased, ObservationWritten
-from mnemo_schema.summaries import SummaryUpdated
+from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 
 log = get_logger("mnemo.projector.eraser")
 
 ERASURE = "erasure"
-# What the eraser follows: deletions (entity subjects) and late work (observations, summaries).
-FOLLOWED = ("mnemo.evt.*.ent.>", "mnemo.evt.*.obs.>", "mnemo.evt.*.sum.*")
+
+
+def followed(partition: int) -> list[str]:
+    """What the eraser of ``partition`` follows: deletions (entity subjects) and late work
+    (observations, summaries)."""
+    return [
+        subjects.entity_filter("*", partition), subjects.observation_filter(partition),
+        subjects.summary_filter(partition),
+    ]  # fmt: skip
 
 
 class Eraser:
-    """Carries out deletions in the log and the projections that do not see them directly."""
+    """Carries out the deletions of one partition in the log and the projections that do not
+    see them directly."""
 
     name = ERASURE
 
     def __init__(
-        self, nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, poll_s: float = 0.2
+        self,
+        nc: NATS,
+        js: JetStreamContext,
+        pool: AsyncConnectionPool,
+        partition: int = 0,
+        poll_s: float = 0.2,
     ) -> None:
         self._nc = nc
         self._js = js
         self._pool = pool
+        self.partition = partition
         self._poll = poll_s
         self._publisher = EventPublisher(js)
         self.applied = 0
+
+    async def setup(self) -> None:
+        """The partition's position row (at the start of the log if new)."""
+        async with self._pool.connection() as conn:
+            await ensure_position(conn, ERASURE, self.partition)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Follow the log until ``stop`` is set."""
@@ -92,7 +117,7 @@ class Eraser:
     async def step(self) -> int:
         """Handle what arrived since the position; how many events were read."""
         async with self._pool.connection() as conn:
-            position = await read_position(conn, ERASURE)
+            position = await read_position(conn, ERASURE, self.partition)
         last = (await self._js.stream_info(subjects.STREAM)).state.last_seq
         if last <= position:
             self.applied = position
@@ -100,7 +125,7 @@ class Eraser:
         stored = sorted(
             {
                 s.seq: s
-                for f in FOLLOWED
+                for f in followed(self.partition)
                 for s in await read_stored(self._js, subjects.STREAM, f, after=position)
             }.values(),
             key=lambda s: s.seq,
@@ -116,8 +141,9 @@ class Eraser:
     async def _advance(self, seq: int) -> None:
         async with self._pool.connection() as conn:
             await conn.execute(
-                "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq < %s",
-                (seq, ERASURE, seq),
+                "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
+                " AND seq < %s",
+                (seq, ERASURE, self.partition, seq),
             )
         self.applied = max(self.applied, seq)
 
@@ -187,7 +213,7 @@ class Eraser:
     async def _retract(self, ws: str, event_id: str, p: erasure.Plan) -> None:
         """Tell the memory projection what goes; state again what had merged into it."""
         gone = p.erased_observations
-        events = [
+        events: list[ObservationsErased | SummariesErased] = [
             ObservationsErased(
                 event_id=f"{event_id}.erased.{i}",
                 workspace=ws,
@@ -198,6 +224,13 @@ class Eraser:
             )
             for i, (rep, ids) in enumerate(sorted(p.observations.items()))
         ]
+        events += [
+            SummariesErased(
+                event_id=f"{event_id}.summaries.{session}", workspace=ws, session_id=session,
+                summary_seqs=sorted(seqs),
+            )
+            for session, seqs in sorted(p.summaries.items())
+        ]  # fmt: skip
         if events:
             await self._publisher.publish(events)
         if not gone:
@@ -248,12 +281,11 @@ class Eraser:
             )
             await self._publisher.publish([erased])
         else:
-            async with self._pool.connection() as conn:
-                await conn.execute(
-                    "DELETE FROM summaries WHERE workspace = %s AND session_id = %s"
-                    " AND message_id = %s",
-                    (e.workspace, e.session_id, e.message_id),
-                )
+            dropped = SummariesErased(
+                event_id=f"{e.event_id}.erased", workspace=e.workspace, session_id=e.session_id,
+                summary_seqs=[seq],
+            )  # fmt: skip
+            await self._publisher.publish([dropped])
         await erase(self._nc, subjects.STREAM, [seq], secure=True)
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
 

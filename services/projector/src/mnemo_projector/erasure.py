@@ -28,6 +28,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from mnemo_runtime.streams import Stored
+from mnemo_schema import subjects
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.events import (
     Event,
@@ -52,7 +53,7 @@ from mnemo_schema.observations import (
     ObservationWritten,
     PeerCardUpdated,
 )
-from mnemo_schema.summaries import SummaryUpdated
+from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 
 Kind = Literal["message", "session", "peer", "workspace"]
 Deletion = MessageDeleted | SessionDeleted | PeerDeleted | WorkspaceDeleted
@@ -60,7 +61,7 @@ Rep = tuple[str, str]
 # Events without text of the user's: removed, not overwritten (which costs a file sync each).
 _CONTENT_FREE = (
     PeerJoinedSession, PeerLeftSession, SessionPeerConfigured, DreamCompleted,
-    ObservationsErased, MessageDeleted, SessionDeleted, PeerDeleted,
+    ObservationsErased, SummariesErased, MessageDeleted, SessionDeleted, PeerDeleted,
 )  # fmt: skip
 
 
@@ -94,10 +95,11 @@ class Target:
         return self.message_id or self.session_id or self.peer_id or self.workspace
 
     def filters(self) -> list[str]:
-        """The subjects holding what the erasure may cover (read back up to ``seq``)."""
-        ws = f"mnemo.evt.{self.workspace}"
+        """The stored subjects holding what the erasure may cover (read back up to ``seq``):
+        those of the workspace, in whichever partition it is."""
         if self.kind == "workspace":
-            return [f"{ws}.>"]
+            return [subjects.workspace_filter(self.workspace)]
+        ws = f"mnemo.evt.{self.workspace}.*"
         if self.kind == "peer":
             return [f"{ws}.msg.*", f"{ws}.sum.*", f"{ws}.ent.>", f"{ws}.obs.>", f"{ws}.dream.>"]
         sid = self.session_id
@@ -118,6 +120,9 @@ class Plan:
     posted: set[int] = field(default_factory=set)
     # Every observation event read back, by id (survivors of an erased duplicate are re-stated).
     written: dict[str, Stored] = field(default_factory=dict)
+    # The positions of the erased summaries' events, by session (the memory projection drops
+    # their rows).
+    summaries: dict[str, set[int]] = field(default_factory=dict)
 
     @property
     def erased_observations(self) -> set[str]:
@@ -138,6 +143,8 @@ def _decoded(s: Stored) -> Event | None:
 def _ours(t: Target, subject: str) -> bool:
     """Whether an undecodable event sits on a subject that belongs to the erased entity."""
     parts = subject.split(".")
+    if subjects.partition_of_subject(subject) is not None:
+        del parts[3]  # the stored form: the partition follows the workspace
     if t.kind == "workspace":
         return True
     if t.kind == "session":
@@ -175,6 +182,7 @@ def plan(t: Target, stored: Iterable[Stored], already: Iterable[str] = ()) -> Pl
             _summary_covered(t, e, first_in) or e.message_id in p.messages
         ):
             p.erase(s, e)
+            p.summaries.setdefault(e.session_id, set()).add(s.seq)
     _observations(t, events, p, gone)
     return p
 

@@ -1,10 +1,16 @@
-"""The memory read model: observations and provenance in Postgres, their vectors in the index.
+"""The memory read model: observations and provenance in Postgres, their vectors in the index,
+peer cards, session summaries and dreams (``formed``).
 
 Each observation is embedded once, when projected; a replay re-embeds, which is how a new
 embedding model takes over. Exact duplicates (same normalised text, level and representation) and
 near duplicates (cosine distance under ``near_distance``) raise ``times_derived`` of the kept
 observation instead of adding a row, and the duplicate's id becomes an alias of it. A near
 duplicate must also name the same names, numbers and dates.
+
+Every read the projection makes runs in its own transaction and every check reads the log
+(``grounding``), so what it holds depends on the log alone: ``mnemo rebuild --memory`` replays
+it to the same state. An erasure's retractions (``ObservationsErased``, ``SummariesErased``, the
+deletions) are events of the log too, applied in its order: a replay reaches the erased state.
 """
 
 from __future__ import annotations
@@ -15,14 +21,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from nats.aio.client import Client as NATS
 from psycopg import AsyncConnection
 
 from mnemo_projector import lexicon
+from mnemo_projector.cited import LogMessages
+from mnemo_projector.formed import apply_formed, erase_observations
+from mnemo_projector.grounding import CitedMessages, resolve, verdicts
+from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.rules import content_key, salient_tokens
-from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.memory.tables import MEMORY_PROJECTION
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
@@ -73,10 +82,9 @@ class IndexUpkeep:
 
 
 class MemoryProjection:
-    """Projects ObservationWritten, ObservationDeleted, ObservationsErased and PeerCardUpdated."""
+    """Projects observations, their deletions and erasures, peer cards; summaries; dreams."""
 
-    name = MEMORY_PROJECTION
-    filter_subject = subjects.OBSERVATION_FILTER
+    name = positions.MEMORY
     applied_subject = subjects.MEMORY_PROJECTION_APPLIED
     pipelined = False  # apply() reads row counts and lookups back as it goes
 
@@ -84,16 +92,28 @@ class MemoryProjection:
         self,
         embedder: Embedder,
         index: VectorIndex,
-        store: RepresentationStore,
+        nc: NATS | None = None,
         near_distance: float = 0.05,
         upkeep: IndexUpkeep | None = None,
+        cited: CitedMessages | None = None,
     ) -> None:
         self._embedder = embedder
         self._index = index
-        self._store = store
+        if cited is None:
+            assert nc is not None, "the cited messages are read from the log"
+            cited = LogMessages(nc)
+        self._cited = cited
         self._near = near_distance
         self._upkeep = upkeep or IndexUpkeep()
         self._counter = TokenCounter()
+
+    def filters(self, partition: int) -> list[str]:
+        """Memory events (observations, cards), summaries, dreams, and the entity events that
+        erase what memory formation made of a workspace, session or peer."""
+        return [
+            subjects.observation_filter(partition), subjects.summary_filter(partition),
+            subjects.dream_filter(partition), *subjects.erasure_filters(partition),
+        ]  # fmt: skip
 
     async def setup(self, conn: AsyncConnection) -> None:
         del conn  # the tables come from the migrations
@@ -105,13 +125,13 @@ class MemoryProjection:
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
-        verdicts = await self._store.check([e for _, e in written])
+        checked = await verdicts(conn, [e for _, e in written], self._cited)
         contents = [e.content for _, e in written]
         vectors = await self._embedder.embed(contents)
         counts = self._counter.count_many(contents)
         by_event = {
             id(e): (v, vec, n)
-            for (_, e), v, vec, n in zip(written, verdicts, vectors, counts, strict=True)
+            for (_, e), v, vec, n in zip(written, checked, vectors, counts, strict=True)
         }
         work = _Batch()
         for seq, event in batch:
@@ -124,7 +144,9 @@ class MemoryProjection:
             elif isinstance(event, ObservationDeleted):
                 await self._delete(conn, event, work)
             elif isinstance(event, ObservationsErased):
-                await self._erase(conn, event, work)
+                gone = await erase_observations(conn, event)
+                work.deleted.extend(gone)
+                work.unindexed.extend((event.workspace, oid) for oid in gone)
             elif isinstance(event, PeerCardUpdated):
                 await conn.execute(
                     "INSERT INTO peer_cards (workspace, observer, observed, card, origin, seq,"
@@ -135,6 +157,8 @@ class MemoryProjection:
                     (event.workspace, event.observer, event.observed, event.card, event.origin,
                      seq, event.occurred_at),
                 )  # fmt: skip
+            else:
+                await apply_formed(conn, seq, event)
         await lexicon.index(conn, work.documents)
         for ws, oid in work.unindexed:
             await lexicon.unindex(conn, ws, "o", [oid])
@@ -188,9 +212,7 @@ class MemoryProjection:
             )
             return
         premises = (
-            list((await self._store.resolve(scope, e.premise_ids)).values())
-            if e.premise_ids
-            else []
+            list((await resolve(conn, scope, e.premise_ids)).values()) if e.premise_ids else []
         )
         premises = sorted(set(premises) | {p for p in e.premise_ids if p in work.kept})
         # The sessions it rests on: its own for an explicit one ('' for none), its premises'
@@ -269,7 +291,7 @@ class MemoryProjection:
 
     async def _delete(self, conn: AsyncConnection, e: ObservationDeleted, work: _Batch) -> None:
         scope = Scope(e.workspace, e.observer, e.observed)
-        canonical = (await self._store.resolve(scope, [e.observation_id])).get(
+        canonical = (await resolve(conn, scope, [e.observation_id])).get(
             e.observation_id, e.observation_id
         )
         await conn.execute(
@@ -287,35 +309,6 @@ class MemoryProjection:
         )
         work.deleted.append(canonical)
         work.unindexed.append((e.workspace, canonical))
-
-    async def _erase(self, conn: AsyncConnection, e: ObservationsErased, work: _Batch) -> None:
-        """Nothing of the erased observations stays: rows, aliases, provenance, rejections,
-        vectors and postings (and the card, when the erasure takes it)."""
-        ws, ids = e.workspace, list(e.observation_ids)
-        if ids:
-            cur = await conn.execute(
-                "DELETE FROM observations WHERE workspace = %s AND observer = %s"
-                " AND observed = %s AND id = ANY(%s) RETURNING id",
-                (ws, e.observer, e.observed, ids),
-            )
-            gone = [str(r["id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
-            await conn.execute(
-                "DELETE FROM observation_aliases WHERE workspace = %s"
-                " AND (alias_id = ANY(%s) OR canonical_id = ANY(%s))",
-                (ws, ids, ids),
-            )
-            for table, column in (("observation_sources", "observation_id"),
-                                  ("observation_rejections", "id")):  # fmt: skip
-                await conn.execute(
-                    f"DELETE FROM {table} WHERE workspace = %s AND {column} = ANY(%s)", (ws, ids)
-                )
-            work.deleted.extend(gone)
-            work.unindexed.extend((ws, oid) for oid in gone)
-        if e.card:
-            await conn.execute(
-                "DELETE FROM peer_cards WHERE workspace = %s AND observer = %s AND observed = %s",
-                (ws, e.observer, e.observed),
-            )
 
 
 async def _reject(conn: AsyncConnection, seq: int, e: ObservationWritten, reason: str) -> None:

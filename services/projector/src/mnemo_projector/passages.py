@@ -22,6 +22,7 @@ import numpy as np
 from psycopg import AsyncConnection
 
 from mnemo_projector import lexicon
+from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import schema_lock
@@ -39,7 +40,7 @@ from mnemo_schema.events import (
 
 Erasure = SessionDeleted | WorkspaceDeleted | PeerDeleted | MessageDeleted
 
-PASSAGES = "passages"
+PASSAGES = positions.PASSAGES
 MAX_PASSAGE_TOKENS = 240
 OVERLAP_TOKENS = 48
 log = get_logger("mnemo.projector.passages")
@@ -97,8 +98,6 @@ class PassageProjection:
     """Projects MessagePosted into passages, their vectors and postings; follows erasures."""
 
     name = PASSAGES
-    # Messages, and the entity events that erase them (a session or a workspace deleted).
-    filter_subject = subjects.EVENT_SUBJECTS
     applied_subject = subjects.PASSAGES_APPLIED
     pipelined = False  # apply() reads back which messages are new
 
@@ -133,10 +132,11 @@ class PassageProjection:
                 " SET dimension = EXCLUDED.dimension, model = EXCLUDED.model",
                 (dim, model),
             )
-            await conn.execute(
-                "INSERT INTO projection_positions (name, seq) VALUES (%s, 0) ON CONFLICT DO NOTHING",
-                (PASSAGES,),
-            )
+
+    def filters(self, partition: int) -> list[str]:
+        """Messages, and the entity events that erase them (a deleted workspace, session, peer or
+        message)."""
+        return [subjects.message_filter(partition), *subjects.erasure_filters(partition)]
 
     def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:  # noqa: ARG002
         """Never one statement: applying embeds and reads back."""

@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 
 from mnemo_projector.positions import Projection
-from mnemo_runtime.deadletters import DeadLetters, sanitised, transient
+from mnemo_runtime.deadletters import DeadLetters, letter_partition, sanitised, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
 from mnemo_schema.events import decode_event
@@ -33,11 +33,15 @@ class Redrives:
         projection: Projection,
         js: JetStreamContext,
         pool: AsyncConnectionPool,
+        partition: int = 0,
+        partitions: int = 1,
     ) -> None:
         self._dead = dead
         self._projection = projection
         self._js = js
         self._pool = pool
+        self._partition = partition
+        self._partitions = partitions
         self._checked = float("-inf")
 
     async def run(self, at_most_every_s: float = 0.0) -> None:
@@ -52,7 +56,9 @@ class Redrives:
             log.debug("projector.redrives_unavailable", error=repr(err))
             return
         for letter in letters:
-            await self._one(letter)
+            # Each letter is redriven by the projector of its event's partition.
+            if letter_partition(letter, self._partitions) == self._partition:
+                await self._one(letter)
 
     async def _data(self, letter: dict[str, Any]) -> bytes | None:
         for column in ("fixed_data", "data"):

@@ -1,9 +1,11 @@
-"""The projection loop: read the log from the stored position, apply in batches, record position.
+"""The projection loop of one partition: read the log from the stored position, apply in
+batches, record the position.
 
 Position and effects commit in one transaction. The consumer is ephemeral and starts from the
 position in Postgres, so Postgres alone says what has been applied: after a crash the loop resumes
 exactly where the last commit left it, and a rebuild (position reset) is answered by re-reading
-the log from there.
+the log from there. Each partition of the log has its own position and its own loop; a lease
+(``mnemo_runtime.partitions``) says which process runs it.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ from typing import Any
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_projector.positions import Projection, advance_guarded, read_position
+from mnemo_projector.positions import (
+    Projection,
+    advance_guarded,
+    ensure_position,
+    read_position,
+)
 from mnemo_projector.quarantine import Delivered, RetryPolicy, settle
 from mnemo_projector.redrive import Redrives
 from mnemo_projector.spans import SpanGroup
+from mnemo_runtime import direct
 from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
@@ -41,25 +49,32 @@ class Projector:
         pool: AsyncConnectionPool,
         batch_size: int = 1000,
         retry: RetryPolicy | None = None,
+        partition: int = 0,
+        partitions: int = 1,
     ) -> None:
         self.projection = projection
+        self.partition = partition
+        self._filters = projection.filters(partition)
         self._nc = nc
         self._js = js
         self._pool = pool
         self._batch = batch_size
         self._retry = retry or RetryPolicy()
         self._dead = DeadLetters(js, pool, f"projector-{projection.name}")
-        self._redrives = Redrives(self._dead, projection, js, pool)
+        self._redrives = Redrives(self._dead, projection, js, pool, partition, partitions)
         # Whether projection_positions says this projection is failing (cleared on success).
         self._failing = False
         self.applied = 0
 
-    async def setup(self) -> None:
-        """Create the read model if needed and read its position."""
+    async def setup(self, read_model: bool = True) -> None:
+        """Create the read model if needed (``read_model``: not when another partition's
+        projector of this process did) and read this partition's position."""
         await self._dead.ensure()
         async with self._pool.connection() as conn:
-            await self.projection.setup(conn)
-            self.applied = await read_position(conn, self.projection.name)
+            if read_model:
+                await self.projection.setup(conn)
+            await ensure_position(conn, self.projection.name, self.partition)
+            self.applied = await read_position(conn, self.projection.name, self.partition)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
@@ -88,26 +103,16 @@ class Projector:
         return self.applied
 
     async def pending(self) -> int:
-        """Events of this projection's filter after the applied position."""
-        sub = await self._js.pull_subscribe(
-            self.projection.filter_subject,
-            stream=subjects.STREAM,
-            config=ConsumerConfig(
-                deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-                opt_start_seq=self.applied + 1,
-                ack_policy=AckPolicy.NONE,
-                inactive_threshold=5.0,
-                mem_storage=True,
-            ),
-        )
-        try:
-            return int((await sub.consumer_info()).num_pending or 0)
-        finally:
-            await sub.unsubscribe()
+        """Events of this projection's filters after the applied position."""
+        total = 0
+        for subject in self._filters:
+            found = await direct.next_from(self._nc, subject, self.applied + 1)
+            total += 0 if found is None else found.pending + 1
+        return total
 
     async def _position(self) -> int:
         async with self._pool.connection() as conn:
-            return await read_position(conn, self.projection.name)
+            return await read_position(conn, self.projection.name, self.partition)
 
     async def _follow(self, stop: asyncio.Event) -> None:
         start = await self._position() + 1
@@ -116,15 +121,19 @@ class Projector:
         # control and gap detection handled by the client; nothing is acknowledged because the
         # position lives in Postgres.
         inbox: asyncio.Queue[Msg] = asyncio.Queue()
+        several = len(self._filters) > 1
         sub = await self._js.subscribe(
-            self.projection.filter_subject,
+            self._filters[0],
             stream=subjects.STREAM,
             cb=inbox.put,
             ordered_consumer=True,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-            config=ConsumerConfig(opt_start_seq=start, mem_storage=True),
+            config=ConsumerConfig(
+                opt_start_seq=start, mem_storage=True,
+                filter_subjects=self._filters if several else None,
+            ),
             idle_heartbeat=5.0,
-        )
+        )  # fmt: skip
         try:
             while not stop.is_set():
                 try:
@@ -194,7 +203,7 @@ class Projector:
 
     async def _advanced(self, last: int) -> None:
         self.applied = last
-        await self._nc.publish(self.projection.applied_subject, str(last).encode())
+        await self._nc.publish(self.projection.applied_subject, f"{self.partition}:{last}".encode())
         if self._failing:
             await self._mark_failing(None)
 
@@ -231,8 +240,9 @@ class Projector:
             if instead is not None:
                 await self.projection.apply(conn, [(item.seq, instead)])
             cur = await conn.execute(
-                "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
-                (item.seq, self.projection.name, position),
+                "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
+                " AND seq = %s",
+                (item.seq, self.projection.name, self.partition, position),
             )
             if cur.rowcount != 1:
                 raise _PositionMoved
@@ -246,9 +256,9 @@ class Projector:
                 await conn.execute(
                     "UPDATE projection_positions SET failing_since = CASE WHEN %s::text IS NULL"
                     " THEN NULL ELSE COALESCE(failing_since, now()) END, last_error = %s"
-                    " WHERE name = %s",
+                    " WHERE name = %s AND partition = %s",
                     (*[None if err is None else sanitised(repr(err))[:2000]] * 2,
-                     self.projection.name),
+                     self.projection.name, self.partition),
                 )  # fmt: skip
             self._failing = err is not None
         except Exception as mark_err:
@@ -264,7 +274,7 @@ class Projector:
         async with self._pool.connection() as conn:
             with SpanGroup(fresh, self.projection.name):
                 advanced = await advance_guarded(
-                    conn, self.projection.name, statement, position, last
+                    conn, self.projection.name, self.partition, statement, position, last
                 )
         if not advanced:
             raise _PositionMoved
@@ -287,8 +297,9 @@ class Projector:
                 with SpanGroup(fresh, self.projection.name):
                     await self.projection.apply(conn, fresh)
                 cur = await conn.execute(
-                    "UPDATE projection_positions SET seq = %s WHERE name = %s AND seq = %s",
-                    (last, self.projection.name, position),
+                    "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
+                    " AND seq = %s",
+                    (last, self.projection.name, self.partition, position),
                 )
                 if pipeline is not None:
                     await pipeline.sync()

@@ -1,28 +1,70 @@
-"""The Postgres read models this projector owns. Readers (gateway, ingest) rely on these names.
+"""The Postgres read models the projections own. Readers (gateway, ingest) rely on these names.
 
 Their schema is in ``migrations/`` (applied by ``mnemo_runtime.migrate``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from psycopg import AsyncConnection
 
+from mnemo_runtime import positions
 from mnemo_runtime.migrate import package_migrations
+from mnemo_runtime.vectors import VectorIndex
 
-PROJECTION = "pg"
+PROJECTION = positions.ENTITIES
 MIGRATIONS = package_migrations("mnemo_projector")
 
 TABLES = (
-    "workspaces", "peers", "sessions", "session_peers", "messages", "summaries", "scopes",
-    "scope_sessions", "webhook_endpoints",
+    "workspaces", "peers", "sessions", "session_peers", "messages", "scopes", "scope_sessions",
+    "webhook_endpoints",
 )  # fmt: skip
 
 
-async def drop_projection(conn: AsyncConnection) -> None:
-    """Empty every read model and reset the position to the start of the log, atomically."""
+async def drop_projection(
+    conn: AsyncConnection, name: str = PROJECTION, tables: tuple[str, ...] = TABLES
+) -> None:
+    """Empty a projection's tables and reset its positions in every partition to the start of
+    the log, atomically (a running projector notices and replays)."""
     async with conn.transaction():
         await conn.execute(
-            "SELECT seq FROM projection_positions WHERE name = %s FOR UPDATE", (PROJECTION,)
+            "SELECT seq FROM projection_positions WHERE name = %s FOR UPDATE", (name,)
         )
-        await conn.execute(f"TRUNCATE {', '.join(TABLES)}")
-        await conn.execute("UPDATE projection_positions SET seq = 0 WHERE name = %s", (PROJECTION,))
+        await conn.execute(f"TRUNCATE {', '.join(tables)}")
+        await conn.execute("UPDATE projection_positions SET seq = 0 WHERE name = %s", (name,))
+
+
+# What memory formation's projections hold: the memory projection (observations, their aliases,
+# provenance and rejections, peer cards, summaries, dreams) and the passage projection (message
+# passages; both index their words in the lexicon).
+MEMORY_TABLES = (
+    "observations", "observation_aliases", "observation_sources", "observation_rejections",
+    "peer_cards", "summaries", "dreams", "search_terms", "search_df", "search_docs",
+)  # fmt: skip
+MEMORY_PROJECTIONS = (positions.MEMORY, positions.PASSAGES)
+
+
+async def drop_memory(conn: AsyncConnection, index: VectorIndex) -> None:
+    """Empty the memory and passage projections (vectors included) and reset their positions
+    in every partition to the start of the log, atomically (running projectors replay)."""
+    async with conn.transaction():
+        await conn.execute(
+            "SELECT seq FROM projection_positions WHERE name = ANY(%s) FOR UPDATE",
+            (list(MEMORY_PROJECTIONS),),
+        )
+        cur = await conn.execute("SELECT id FROM observations")
+        ids = [r["id"] for r in await cur.fetchall()]  # type: ignore[call-overload]
+        # In this transaction when the vectors live in Postgres; otherwise now, which a
+        # rolled-back rebuild leaves harmless (the replay writes the same points again).
+        await index.delete(ids, conn=conn)
+        tables = list(MEMORY_TABLES)
+        cur = await conn.execute("SELECT to_regclass('message_passages') IS NOT NULL AS made")
+        made: Any = await cur.fetchone()
+        if made["made"]:
+            tables.append("message_passages")
+        await conn.execute(f"TRUNCATE {', '.join(tables)}")
+        await conn.execute(
+            "UPDATE projection_positions SET seq = 0 WHERE name = ANY(%s)",
+            (list(MEMORY_PROJECTIONS),),
+        )

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from mnemo_runtime.process import main_stage
+import asyncio
+
+from mnemo_runtime.infra import Infra
+from mnemo_runtime.process import main
 from mnemo_summarizer.app import run
 
+
+async def _run(infra: Infra, stop: asyncio.Event) -> None:
+    await run(infra, stop)
+
+
 if __name__ == "__main__":
-    main_stage("summarizer", run)
+    main("summarizer", _run)

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import asyncio
 
-from nats.aio.client import Client as NATS
-from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.deadletters import DeadLetters
-from mnemo_runtime.memory.wiring import MemoryAdapters
+from mnemo_runtime.infra import Infra
+from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.partitions import Leases, held_by
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_summarizer.adapters.bus import consume
 from mnemo_summarizer.adapters.history import PgSessionHistory
+from mnemo_summarizer.adapters.progress import PgProgress
 from mnemo_summarizer.service import SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
+
+MIGRATIONS = package_migrations("mnemo_summarizer")
 
 
 def build_summarizer_model(ledger: UsageLedger | None = None) -> ChatModel:
@@ -32,24 +33,25 @@ def build_summarizer_model(ledger: UsageLedger | None = None) -> ChatModel:
 
 
 async def run(
-    nc: NATS,  # noqa: ARG001  (the shape every query-side stage is run with)
-    js: JetStreamContext,
-    pool: AsyncConnectionPool,
-    memory: MemoryAdapters | None,  # noqa: ARG001
+    infra: Infra,
     stop: asyncio.Event,
+    leases: Leases | None = None,
     settings: SummarizerSettings | None = None,
     model: ChatModel | None = None,
 ) -> None:
-    """Run the summarizer until ``stop``."""
+    """Run the summarizer until ``stop``, on the partitions ``leases`` gives it (a lease
+    holder of its own when none is given)."""
     settings = settings or SummarizerSettings()
-    dead = DeadLetters(js, pool, "summarizer")
+    dead = DeadLetters(infra.js, infra.pool, "summarizer")
     await dead.ensure()
     service = SummarizerService(
         settings,
         model or build_summarizer_model(),
-        EventPublisher(js),
-        PgSessionHistory(pool),
+        EventPublisher(infra.js),
+        PgSessionHistory(infra.pool, infra.partitions),
         dead,
         TokenCounter().count,
+        PgProgress(infra.pool, infra.nc.publish),
     )
-    await consume(js, service, stop, settings.fetch_batch, settings.ack_wait_s, dead)
+    async with held_by(infra.database_url, infra.partitions, stop, leases) as held:
+        await consume(infra.js, service, stop, settings, dead, held)

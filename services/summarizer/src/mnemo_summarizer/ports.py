@@ -37,6 +37,18 @@ class SessionHistory(Protocol):
         """The session as stored, with its messages older than ``before_seq``."""
         ...
 
+    async def caught_up(self, workspace: str, seq: int) -> None:
+        """Return once the stored messages include every one of the workspace before ``seq``;
+        ``TimeoutError`` (an outage: tried again later) if that takes too long."""
+        ...
+
+
+class Progress(Protocol):
+    async def done(self, sessions: dict[tuple[str, str], tuple[int, int]]) -> None:
+        """(workspace, session) -> (newest message counted, newest summary published, 0: none):
+        every message of the session up to the first is done."""
+        ...
+
 
 class DeadLetters(Protocol):
     async def park(self, letter: Letter) -> int:

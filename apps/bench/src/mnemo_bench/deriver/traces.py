@@ -123,9 +123,7 @@ def batches(
         if m.peer_id != target:
             continue
         # Time stands still: only the token target closes a batch before the session ends.
-        full = batcher.add(key, Item(seq, m, context), now=0.0)
-        if full is not None:
-            yield full
+        yield from batcher.add(key, Item(seq, m, context), now=0.0)
     yield from batcher.drain()
 
 

@@ -7,7 +7,12 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_runtime.memory.rules import Rejected, span_in_message
+from mnemo_runtime.memory.rules import (
+    CitedMessage,
+    Rejected,
+    derived_reason,
+    explicit_reason,
+)
 from mnemo_runtime.vectors.ports import Scope, require_scope
 from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
 
@@ -85,36 +90,14 @@ class RepresentationStore:
         batch: set[str],
     ) -> str | None:
         if e.level in DERIVED_LEVELS:
-            if not e.premise_ids:
-                return f"a {e.level} observation must cite the observations it rests on"
             missing = set(e.premise_ids) - batch
             if missing:
                 missing -= set(await self.resolve(scope, sorted(missing)))
-            if missing:
-                return (
-                    f"cited observations {sorted(missing)} do not exist in the representation"
-                    f" ({e.observer}, {e.observed})"
-                )
-            return None
+            return derived_reason(e, missing)
         if e.origin == "api":
             return None
-        if not e.source_message_ids or not e.source_span:
-            return "an explicit observation must cite its source message and a verbatim span"
-        for mid in e.source_message_ids:
-            msg = messages.get((e.workspace, mid))
-            if msg is None:
-                return f"source message {mid!r} does not exist"
-            pair = {"observer": e.observer, "observed": e.observed}
-            if pair not in msg["representations"]:
-                return (
-                    f"message {mid!r} does not feed the representation ({e.observer}, {e.observed})"
-                )
-        if not any(
-            span_in_message(e.source_span, messages[e.workspace, m]["content"])
-            for m in e.source_message_ids
-        ):
-            return f"span {e.source_span!r} is not in the cited message"
-        return None
+        cited = {k: CitedMessage(r["content"], r["representations"]) for k, r in messages.items()}
+        return explicit_reason(e, cited)
 
     async def _messages(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Row]:
         """The cited messages by (workspace, id): a batch may hold several workspaces' events."""

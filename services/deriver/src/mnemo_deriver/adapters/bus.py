@@ -1,8 +1,9 @@
-"""The deriver's bus adapter: feeding the service from the durable message consumer."""
+"""The deriver's bus adapter: one durable per partition, read while this replica holds it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from nats.js import JetStreamContext
@@ -10,44 +11,62 @@ from nats.js.api import ConsumerConfig
 
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.deadletters import DeadLetters, redrive_loop
-from mnemo_runtime.work import message_deliveries, stage_consumer
+from mnemo_runtime.deadletters import DeadLetters, letter_partition, redrive_loop
+from mnemo_runtime.partitions import Leases
+from mnemo_runtime.work import PartitionFeeds, stage_consumer
 from mnemo_schema import subjects
 from mnemo_schema.events import MessagePosted, decode_event
 
 
-def consumers(settings: DeriverSettings) -> list[ConsumerConfig]:
-    """The deriver's durable consumer, as ``consume`` binds to it."""
-    return [
-        stage_consumer(
-            subjects.MESSAGE_FILTER, subjects.DERIVER_DURABLE, ack_wait=settings.ack_wait_s
-        )
-    ]
+def consumer(settings: DeriverSettings, partition: int) -> ConsumerConfig:
+    """The durable through which the deriver reads one partition's messages."""
+    return stage_consumer(
+        subjects.message_filter(partition),
+        subjects.stage_durable(subjects.DERIVER, partition),
+        ack_wait=settings.ack_wait_s,
+    )
+
+
+def consumers(settings: DeriverSettings, partitions: int) -> list[ConsumerConfig]:
+    """Every durable the deriver reads, one per partition."""
+    return [consumer(settings, p) for p in range(partitions)]
 
 
 async def consume(
     js: JetStreamContext,
     service: DeriverService,
     stop: asyncio.Event,
-    fetch: int,
-    ack_wait: float,
+    settings: DeriverSettings,
     dead: DeadLetters,
+    leases: Leases,
 ) -> None:
-    """Feed the service from the durable consumer until ``stop``; flush on the way out."""
+    """Feed the service from the partitions ``leases`` gives this replica, until ``stop``."""
+    feeds = PartitionFeeds(
+        subjects.DERIVER, js, lambda p: consumer(settings, p), service.deliver, service.release,
+        dead, settings.fetch_batch,
+    )  # fmt: skip
+    leases.add(feeds)
     ticker = asyncio.create_task(_tick(service, stop))
     redrives = asyncio.create_task(
-        redrive_loop(dead, lambda letter: _redrive(js, service, letter), stop)
-    )
+        redrive_loop(
+            dead, lambda letter: _redrive(js, service, letter), stop,
+            wanted=lambda letter: letter_partition(letter, leases.partitions) in feeds.partitions,
+        )
+    )  # fmt: skip
     try:
-        async for deliveries in message_deliveries(
-            js, subjects.DERIVER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait, dead=dead
-        ):
-            await service.deliver(deliveries)
+        await stop.wait()
     finally:
-        stop.set()
         await ticker
         await redrives
-        await service.flush()
+        # The leases stop each partition on the way out: what runs finishes, what waits is
+        # delivered again to whoever takes the partition next.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_released(feeds), 30)
+
+
+async def _released(feeds: PartitionFeeds) -> None:
+    while feeds.partitions:
+        await asyncio.sleep(0.05)
 
 
 async def _redrive(js: JetStreamContext, service: DeriverService, letter: dict[str, Any]) -> None:

@@ -54,14 +54,7 @@ async def consume_observations(
     js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event, dead: DeadLetters
 ) -> None:
     """Count explicit observations per representation, in log order, until ``stop``."""
-    async for msgs in durable_batches(
-        js,
-        subjects.OBSERVATION_FILTER,
-        DREAM_SCHEDULER_DURABLE,
-        stop,
-        fetch=200,
-        ack_wait=SCHEDULE_ACK_WAIT_S,
-    ):
+    async for msgs in durable_batches(js, consumers(dreamer.settings)[0], stop, fetch=200):
         for m in msgs:
             event = await decode_or_park(m, dead)
             seq = int(m.metadata.sequence.stream)
@@ -147,6 +140,8 @@ async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore, dead: DeadL
         seq = int(m.metadata.sequence.stream)
         await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event, attempts))
         await m.ack()
+        if isinstance(event, DreamDue):
+            await dreamer.noted(event)
     finally:
         heartbeat.cancel()
         slots.release()

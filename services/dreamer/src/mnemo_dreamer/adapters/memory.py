@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Sequence
 from typing import Any, cast
 
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_dreamer.ports import Observation, SourceMessage
+from mnemo_runtime import positions
 from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.memory.tables import MEMORY_PROJECTION
+from mnemo_runtime.positions import wait_applied
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors.ports import Level, Scope
 from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import RetrievalQuery
+from mnemo_schema.subjects import partition_of
 
 
 def _obs(r: dict[str, Any]) -> Observation:
@@ -37,8 +37,11 @@ def _obs(r: dict[str, Any]) -> Observation:
 class PgMemory:
     """Reads through ``RepresentationStore`` (always keyed); similarity through the engine."""
 
-    def __init__(self, pool: AsyncConnectionPool, retrieval: RetrievalClient) -> None:
+    def __init__(
+        self, pool: AsyncConnectionPool, retrieval: RetrievalClient, partitions: int
+    ) -> None:
         self._pool = pool
+        self._partitions = partitions
         self._store = RepresentationStore(pool)
         self._retrieval = retrieval
 
@@ -101,16 +104,6 @@ class PgMemory:
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
         return await self._store.check(events)
 
-    async def wait_applied(self, seq: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            async with self._pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT seq FROM projection_positions WHERE name = %s", (MEMORY_PROJECTION,)
-                )
-                row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
-            if row is not None and int(row["seq"]) >= seq:
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(0.1)
+    async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
+        partition = partition_of(workspace, self._partitions)
+        return await wait_applied(self._pool, positions.MEMORY, partition, seq, timeout)

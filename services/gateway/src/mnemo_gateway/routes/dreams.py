@@ -24,7 +24,11 @@ class ScheduleDreamIn(BaseModel):
 
 @router.post("/schedule_dream", status_code=204)
 async def schedule_dream(workspace_id: PathId, body: ScheduleDreamIn, svc: Svc) -> Response:
-    """Publish a DreamDue for (observer, observed); the dreamer runs it once the log holds it."""
+    """Publish a DreamDue for (observer, observed); the dreamer runs it once the log holds it.
+
+    Answered once the queue status counts the dream (the memory projection has applied the
+    DreamDue), so waiting on the queue right after this sees the dream through.
+    """
     observed = body.observed or body.observer
     await svc.store.peer(workspace_id, body.observer)
     if observed != body.observer:
@@ -38,5 +42,6 @@ async def schedule_dream(workspace_id: PathId, body: ScheduleDreamIn, svc: Svc) 
         session_id=body.session_id,
         dream_type=body.dream_type,
     )
-    await EventPublisher(svc.nc.jetstream()).publish([due])
+    (seq,) = await EventPublisher(svc.nc.jetstream()).publish([due])
+    await svc.bus.seen(workspace_id, seq, memory=True)
     return Response(status_code=204)

@@ -14,15 +14,17 @@ reported without also taking every gateway out of service.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from nats.aio.client import Client as NATS
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js import JetStreamContext
 
+from mnemo_runtime import direct, positions
 from mnemo_runtime.bus import stream_last_seq
 from mnemo_runtime.deadletters import OPEN_STATES
 from mnemo_schema import subjects
@@ -30,12 +32,20 @@ from mnemo_schema import subjects
 # Commands for this "workspace" are refused at once (it is not a valid id): a probe that proves
 # an ingest instance is answering without writing anything.
 _PROBE = subjects.command_subject("~ready")
-# Each projection, the events it applies, and whether it is memory formation (a longer limit).
-_PROJECTIONS = {
-    "pg": (subjects.EVENT_SUBJECTS, False),
-    "memory": (subjects.OBSERVATION_FILTER, True),
-    "passages": (subjects.MESSAGE_FILTER, True),
-}
+
+
+def _projection_filters(name: str, partition: int) -> tuple[list[str], bool] | None:
+    """The stored subjects a projection applies in ``partition`` (as the projector reads them),
+    and whether it is memory formation (a longer limit)."""
+    if name == positions.ENTITIES:
+        return [subjects.entity_filter("*", partition), subjects.message_filter(partition)], False
+    if name == positions.MEMORY:
+        return [subjects.observation_filter(partition), subjects.summary_filter(partition),
+                subjects.dream_filter(partition)], True  # fmt: skip
+    if name == positions.PASSAGES:
+        return [subjects.message_filter(partition)], True
+    return None
+
 
 router = APIRouter(tags=["health"])
 
@@ -46,25 +56,24 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-async def _oldest_unapplied_age(js: JetStreamContext, applied: int, subject: str) -> float | None:
-    """Seconds since the oldest event of ``subject`` after ``applied`` was stored, if any."""
-    try:
-        msg = await js.get_msg(subjects.STREAM, seq=applied + 1, subject=subject, next=True)
-    except Exception:
-        return None  # nothing after the position
-    if msg.time is None:
-        return None
-    return (datetime.now(UTC) - msg.time).total_seconds()
+async def _behind(nc: NATS, applied: int, filters: list[str]) -> tuple[int, float | None]:
+    """Events of ``filters`` after ``applied``, and the age in seconds of the oldest of them."""
+    found = await asyncio.gather(*(direct.next_from(nc, f, applied + 1) for f in filters))
+    events = sum(f.pending + 1 for f in found if f is not None)
+    times = [f.time for f in found if f is not None and f.time is not None]
+    age = (datetime.now(UTC) - min(times)).total_seconds() if times else None
+    return events, age
 
 
-async def _projection_problems(state: Any, head: int) -> tuple[dict[str, str], dict[str, Any]]:
+async def _projection_problems(state: Any) -> tuple[dict[str, str], dict[str, Any]]:
     problems: dict[str, str] = {}
-    found: dict[str, Any] = {}
+    lag: dict[str, int] = {}
     settings = state.settings
     async with state.pool.connection() as conn:
         rows = await (
             await conn.execute(
-                "SELECT name, seq, failing_since, last_error FROM projection_positions"
+                "SELECT name, partition, seq, failing_since, last_error FROM projection_positions"
+                " ORDER BY name, partition"
             )
         ).fetchall()
         letters = await (
@@ -75,22 +84,26 @@ async def _projection_problems(state: Any, head: int) -> tuple[dict[str, str], d
             )
         ).fetchall()
     limits = {False: settings.ready_max_lag_s, True: settings.ready_max_memory_lag_s}
+    checks = []
     for r in rows:
-        name = r["name"]
-        found[name] = int(r["seq"])
+        name, partition = r["name"], int(r["partition"])
         if r["failing_since"] is not None:
             problems[f"projection {name}"] = (
                 f"failing since {r['failing_since'].isoformat()}: {r['last_error']}"
             )
-        if name in _PROJECTIONS and int(r["seq"]) < head:
-            subject, memory = _PROJECTIONS[name]
-            age = await _oldest_unapplied_age(state.js, int(r["seq"]), subject)
-            if age is not None and age > limits[memory]:
-                problems.setdefault(
-                    f"projection {name}",
-                    f"the oldest event it has not applied was stored {age:.0f} s ago"
-                    f" (limit {limits[memory]:.0f} s)",
-                )
+        known = _projection_filters(name, partition)
+        if known is not None:
+            checks.append((name, known[1], _behind(state.nc, int(r["seq"]), known[0])))
+    for (name, memory, _), (events, age) in zip(
+        checks, await asyncio.gather(*(c[2] for c in checks)), strict=True
+    ):
+        lag[name] = lag.get(name, 0) + events
+        if age is not None and age > limits[memory]:
+            problems.setdefault(
+                f"projection {name}",
+                f"the oldest event it has not applied was stored {age:.0f} s ago"
+                f" (limit {limits[memory]:.0f} s)",
+            )
     warnings: dict[str, str] = {}
     for r in letters:
         text = f"{r['n']} open dead letters (see `mnemo dlq list`), e.g.: {r['reason'][:200]}"
@@ -98,7 +111,7 @@ async def _projection_problems(state: Any, head: int) -> tuple[dict[str, str], d
             problems[f"quarantined {r['stage']}"] = text
         else:
             warnings[f"dead letters {r['stage']}"] = text
-    return problems, {"positions": found, "warnings": warnings}
+    return problems, {"lag": lag, "warnings": warnings}
 
 
 @router.get("/ready")
@@ -106,7 +119,7 @@ async def ready(request: Request, scope: Literal["system", "serving"] = "system"
     """200 when the system is healthy (see the module's description); else 503 with causes."""
     state = request.app.state
     problems: dict[str, str] = {}
-    head = applied = 0
+    head = 0
     if not state.nc.is_connected:
         problems["nats"] = "not connected"
     else:
@@ -121,18 +134,18 @@ async def ready(request: Request, scope: Literal["system", "serving"] = "system"
         except (NatsTimeout, TimeoutError):
             problems["ingest"] = "ingest did not answer within 2 s"
     try:
-        applied = await state.watermark.refresh()
+        await state.watermark.refresh()
     except Exception as err:
         problems["postgres"] = f"unreachable or projections missing: {err!r}"
-    lag = max(0, head - applied)
-    body: dict[str, Any] = {"log_head": head, "projected": applied, "lag": lag}
-    if scope == "system" and "postgres" not in problems:
-        if lag > state.settings.ready_max_lag:
-            problems["projections"] = f"behind the log by {lag} events"
+    body: dict[str, Any] = {"log_head": head}
+    if scope == "system" and "postgres" not in problems and "nats" not in problems:
         try:
-            more, detail = await _projection_problems(state, head)
+            more, detail = await _projection_problems(state)
             problems.update(more)
             body.update(detail)
+            behind = detail["lag"].get(positions.ENTITIES, 0)
+            if behind > state.settings.ready_max_lag:
+                problems["projections"] = f"behind the log by {behind} events"
         except Exception as err:
             problems["postgres"] = f"projection state unreadable: {err!r}"
     body = {"status": "ready" if not problems else "not ready", **body, "problems": problems}

@@ -1,10 +1,26 @@
-"""/v3/workspaces/{w}/queue/status: derivation work units, from the deriver's real progress."""
+"""/v3/workspaces/{w}/queue/status: the work memory formation has done and has yet to do.
+
+Three kinds of work unit, each ending completed or failed (a dead letter, with its reason):
+
+- one posted message for one representation it feeds, for the deriver;
+- one posted message for the summarizer, which counts it toward the session's summaries and
+  writes any summary due at it;
+- one dream asked for (``schedule_dream``, or the dreamer's own schedule).
+
+A message posted with reasoning switched off (the configuration in force when it was posted)
+feeds no unit: no memory is formed from it.
+
+Everything is read from facts that cannot drift: each representation's line in the deriver
+(taken and done positions), each session's in the summarizer, the dreams the memory projection
+has applied, the dead letters, and the projections' positions. A unit is completed only once
+readers can see its result: the observations applied by the memory projection and the message
+searchable in the passage projection, the summary applied, the dream's edits applied.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-import psycopg
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
@@ -21,6 +37,8 @@ class SessionQueueStatus(BaseModel):
     completed_work_units: int
     in_progress_work_units: int
     pending_work_units: int
+    # Units that ended as dead letters (see ``mnemo dlq``): done, but not completed.
+    failed_work_units: int = 0
 
 
 class QueueStatus(BaseModel):
@@ -28,95 +46,139 @@ class QueueStatus(BaseModel):
     completed_work_units: int
     in_progress_work_units: int
     pending_work_units: int
+    failed_work_units: int = 0
     sessions: dict[str, SessionQueueStatus] | None = None
 
 
-# A work unit is one message for one representation it feeds (none for a message posted with
-# reasoning switched off). Totals come from the messages' routing; completion from the deriver's
-# progress rows; a unit whose observations the memory projection has not applied yet, or whose
-# message the passage projection has not made searchable yet, still counts as in progress.
+# The units under the caller's filters, counted per session and state.
 _SQL = """
-WITH passages AS (
-    SELECT COALESCE((SELECT seq FROM projection_positions WHERE name = 'passages'),
-                    9223372036854775807) AS seq
-), units AS (
-    SELECT m.session_id, r->>'observer' AS observer, r->>'observed' AS observed, count(*) AS total,
-           count(*) FILTER (WHERE m.seq > (SELECT seq FROM passages)) AS unsearchable
-    FROM messages m, jsonb_array_elements(m.representations) AS r
+WITH pos AS (
+    SELECT
+      COALESCE((SELECT seq FROM projection_positions WHERE name = 'memory'
+                AND partition = %(partition)s), 0) AS memory,
+      COALESCE((SELECT seq FROM projection_positions WHERE name = 'passages'
+                AND partition = %(partition)s), 0) AS passages
+), failed_derivations AS (
+    SELECT DISTINCT d.observer, d.observed, s.value::bigint AS seq
+    FROM dead_letters d,
+         jsonb_array_elements_text(COALESCE(d.detail -> 'seqs', '[]'::jsonb)) AS s(value)
+    WHERE d.stage = 'deriver' AND d.workspace = %(ws)s AND d.status <> 'redriven'
+), failed_summaries AS (
+    SELECT DISTINCT d.session_id, COALESCE((d.detail ->> 'message_seq')::bigint, d.stream_seq) AS seq
+    FROM dead_letters d
+    WHERE d.stage = 'summarizer' AND d.workspace = %(ws)s AND d.status <> 'redriven'
+), dream_letters AS (
+    SELECT stream_seq AS seq, bool_or(status <> 'redriven') AS failed
+    FROM dead_letters WHERE stage = 'dreamer' AND workspace = %(ws)s GROUP BY stream_seq
+), derived AS (
+    SELECT m.session_id,
+      CASE
+        WHEN f.seq IS NOT NULL THEN 'failed'
+        WHEN m.seq <= COALESCE(l.done_seq, 0) AND COALESCE(l.observation_seq, 0) <= pos.memory
+             AND m.seq <= pos.passages THEN 'completed'
+        WHEN m.seq <= GREATEST(COALESCE(l.taken_seq, 0), COALESCE(l.done_seq, 0))
+             THEN 'in_progress'
+        ELSE 'pending'
+      END AS state
+    FROM pos, messages m
+    CROSS JOIN LATERAL jsonb_array_elements(m.representations) AS r
+    LEFT JOIN deriver_lines l ON l.workspace = m.workspace AND l.observer = r ->> 'observer'
+         AND l.observed = r ->> 'observed'
+    LEFT JOIN failed_derivations f ON f.observer = r ->> 'observer'
+         AND f.observed = r ->> 'observed' AND f.seq = m.seq
     WHERE m.workspace = %(ws)s AND m.reasoning
       AND (%(session)s::text IS NULL OR m.session_id = %(session)s)
       AND (%(sessions)s::text[] IS NULL OR m.session_id = ANY(%(sessions)s))
-      AND (%(observer)s::text IS NULL OR r->>'observer' = %(observer)s)
-      AND (%(sender)s::text IS NULL OR r->>'observed' = %(sender)s)
-    GROUP BY 1, 2, 3
-), memory AS (
-    SELECT COALESCE((SELECT seq FROM projection_positions WHERE name = 'memory'), 0) AS seq
+      AND (%(observer)s::text IS NULL OR r ->> 'observer' = %(observer)s)
+      AND (%(sender)s::text IS NULL OR r ->> 'observed' = %(sender)s)
+), summarized AS (
+    SELECT m.session_id,
+      CASE
+        WHEN f.seq IS NOT NULL THEN 'failed'
+        WHEN m.seq <= COALESCE(s.done_seq, 0) AND COALESCE(s.summary_seq, 0) <= pos.memory
+             THEN 'completed'
+        WHEN m.seq <= COALESCE(s.done_seq, 0) THEN 'in_progress'
+        ELSE 'pending'
+      END AS state
+    FROM pos, messages m
+    LEFT JOIN summarizer_sessions s ON s.workspace = m.workspace AND s.session_id = m.session_id
+    LEFT JOIN failed_summaries f ON f.session_id = m.session_id AND f.seq = m.seq
+    WHERE m.workspace = %(ws)s AND m.reasoning
+      AND (%(session)s::text IS NULL OR m.session_id = %(session)s)
+      AND (%(sessions)s::text[] IS NULL OR m.session_id = ANY(%(sessions)s))
+      AND %(observer)s::text IS NULL AND %(sender)s::text IS NULL
+), dreamt AS (
+    SELECT d.session_id,
+      CASE
+        WHEN d.completed_seq IS NOT NULL THEN 'completed'
+        WHEN dl.failed THEN 'failed'
+        WHEN dl.seq IS NOT NULL THEN 'completed'  -- redriven: a new DreamDue is its own unit
+        ELSE 'in_progress'
+      END AS state
+    FROM dreams d LEFT JOIN dream_letters dl ON dl.seq = d.due_seq
+    WHERE d.workspace = %(ws)s
+      AND (%(session)s::text IS NULL OR d.session_id = %(session)s)
+      AND (%(sessions)s::text[] IS NULL OR d.session_id = ANY(%(sessions)s))
+      AND (%(observer)s::text IS NULL OR d.observer = %(observer)s)
+      AND (%(sender)s::text IS NULL OR d.observed = %(sender)s)
 )
-SELECT u.session_id,
-       sum(u.total)::bigint AS total,
-       sum(LEAST(u.total, COALESCE(p.done, 0)))::bigint AS done,
-       sum(COALESCE(p.in_progress, 0) + u.unsearchable
-           + CASE WHEN COALESCE(p.last_seq, 0) > (SELECT seq FROM memory) THEN 1 ELSE 0 END
-       )::bigint AS in_progress
-FROM units u
-LEFT JOIN deriver_progress p ON p.workspace = %(ws)s AND p.session_id = u.session_id
-     AND p.observer = u.observer AND p.observed = u.observed
-GROUP BY u.session_id
+SELECT session_id, state, count(*)::bigint AS n
+FROM (SELECT * FROM derived UNION ALL SELECT * FROM summarized UNION ALL SELECT * FROM dreamt) u
+GROUP BY 1, 2
 """
 
+_FIELDS = {
+    "completed": "completed_work_units",
+    "in_progress": "in_progress_work_units",
+    "pending": "pending_work_units",
+    "failed": "failed_work_units",
+}
 
-def _status(total: int, done: int, in_progress: int) -> dict[str, int]:
-    in_progress = min(in_progress, total)
-    done = min(done, total - in_progress)
-    return {
-        "total_work_units": total,
-        "completed_work_units": done,
-        "in_progress_work_units": in_progress,
-        "pending_work_units": total - done - in_progress,
+
+def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    out = dict.fromkeys(_FIELDS.values(), 0)
+    for r in rows:
+        out[_FIELDS[r["state"]]] += int(r["n"])
+    return {"total_work_units": sum(out.values()), **out}
+
+
+async def _units(store: ReadStore, params: dict[str, Any]) -> QueueStatus:
+    rows = await store.all(_SQL, params)  # type: ignore[arg-type]
+    by_session: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["session_id"] is not None:
+            by_session.setdefault(r["session_id"], []).append(r)
+    sessions = {
+        sid: SessionQueueStatus(session_id=sid, **_counts(group))
+        for sid, group in by_session.items()
     }
-
-
-async def _sessions(store: ReadStore, params: dict[str, Any]) -> dict[str, SessionQueueStatus]:
-    try:
-        rows = await store.all(_SQL, params)  # type: ignore[arg-type]
-    except psycopg.errors.UndefinedTable:
-        rows = []  # the deriver has not started yet: no progress recorded
-    return {
-        r["session_id"]: SessionQueueStatus(
-            session_id=r["session_id"], **_status(r["total"], r["done"], r["in_progress"])
-        )
-        for r in rows
-    }
+    return QueueStatus(**_counts(rows), sessions=sessions)
 
 
 async def session_units(
-    store: ReadStore, workspace: str, session_ids: list[str]
+    store: ReadStore, workspace: str, partition: int, session_ids: list[str]
 ) -> dict[str, SessionQueueStatus]:
-    """The work units of each of ``session_ids`` that has any."""
-    params = {"ws": workspace, "session": None, "sessions": session_ids, "observer": None,
-              "sender": None}  # fmt: skip
-    return await _sessions(store, params)
+    """The work units of each of ``session_ids`` that has any (``partition``: the workspace's)."""
+    params = {"ws": workspace, "partition": partition, "session": None, "sessions": session_ids,
+              "observer": None, "sender": None}  # fmt: skip
+    return (await _units(store, params)).sessions or {}
 
 
 async def work_units(
     store: ReadStore,
     workspace_id: str,
+    partition: int,
     observer_id: str | None = None,
     sender_id: str | None = None,
     session_id: str | None = None,
 ) -> QueueStatus:
-    """Work units pending, in progress and completed, overall and per session (no checks)."""
+    """Work units pending, in progress, completed and failed, overall and per session (no
+    checks; ``partition``: the workspace's partition of the log)."""
     params: dict[str, Any] = {
-        "ws": workspace_id, "session": session_id, "sessions": None, "observer": observer_id,
-        "sender": sender_id,
+        "ws": workspace_id, "partition": partition, "session": session_id, "sessions": None,
+        "observer": observer_id, "sender": sender_id,
     }  # fmt: skip
-    sessions = await _sessions(store, params)
-    totals = _status(
-        sum(s.total_work_units for s in sessions.values()),
-        sum(s.completed_work_units for s in sessions.values()),
-        sum(s.in_progress_work_units for s in sessions.values()),
-    )
-    return QueueStatus(**totals, sessions=sessions)
+    return await _units(store, params)
 
 
 @router.get("/queue/status", response_model=QueueStatus)
@@ -127,6 +189,9 @@ async def queue_status(
     sender_id: Annotated[EntityId | None, Query()] = None,
     session_id: Annotated[EntityId | None, Query()] = None,
 ) -> QueueStatus:
-    """Work units pending, in progress and completed, overall and per session."""
+    """Work units pending, in progress, completed and failed, overall and per session."""
     await svc.store.workspace(workspace_id)
-    return await work_units(svc.store, workspace_id, observer_id, sender_id, session_id)
+    return await work_units(
+        svc.store, workspace_id, svc.bus.partition(workspace_id), observer_id, sender_id,
+        session_id,
+    )  # fmt: skip

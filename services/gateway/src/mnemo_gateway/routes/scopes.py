@@ -142,7 +142,9 @@ async def scope_status(workspace_id: PathId, scope_id: PathId, svc: Svc) -> Scop
         " FROM scope_sessions m WHERE m.workspace = %s AND m.scope_id = %s",
         (workspace_id, scope_id),
     )
-    units = await session_units(svc.store, workspace_id, [r["session_id"] for r in members])
+    units = await session_units(
+        svc.store, workspace_id, svc.bus.partition(workspace_id), [r["session_id"] for r in members]
+    )
     out: dict[str, BackfillJob] = {}
     for r in members:
         busy = units.get(r["session_id"])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -25,6 +24,7 @@ from mnemo_gateway.routes.queue import work_units
 from mnemo_gateway.store import ReadStore
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
+from mnemo_schema.progress import decode_note
 
 log = get_logger("mnemo.webhooks")
 
@@ -36,13 +36,15 @@ class QueueProbe(Protocol):
 
 
 class StatusProbe:
-    """The probe over the queue status (``routes.queue.work_units``)."""
+    """The probe over the queue status (``routes.queue.work_units``); ``partition`` names the
+    partition of the log a workspace is in."""
 
-    def __init__(self, store: ReadStore) -> None:
+    def __init__(self, store: ReadStore, partition: Callable[[str], int]) -> None:
         self._store = store
+        self._partition = partition
 
     async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
-        status = await work_units(self._store, workspace)
+        status = await work_units(self._store, workspace, self._partition(workspace))
         return {
             sid: (s.total_work_units, s.pending_work_units + s.in_progress_work_units)
             for sid, s in (status.sessions or {}).items()
@@ -131,11 +133,7 @@ class DrainNotifier:
 
     async def _on_progress(self, msg: Msg) -> None:
         workspace = msg.subject.rsplit(".", 1)[-1]
-        try:
-            sessions = [str(s) for s in json.loads(msg.data or b"{}").get("sessions", [])]
-        except (ValueError, AttributeError):
-            sessions = []
-        self._watch.touched(workspace, sessions)
+        self._watch.touched(workspace, decode_note(msg.data))
         self._due.add(workspace)
         self._wake.set()
 

@@ -14,8 +14,10 @@ from mnemo_gateway.webhooks.drain import Drained, DrainNotifier, DrainWatch, Sta
 from mnemo_gateway.webhooks.log import DeliveryLog
 from mnemo_gateway.webhooks.settings import WebhookSettings
 from mnemo_gateway.webhooks.work import ensure_webhook_stream, new_event, publish_event
+from mnemo_runtime.bus import ensure_stream
 from mnemo_runtime.deadletters import DeadLetters
 from mnemo_runtime.logging import get_logger
+from mnemo_schema import subjects
 from mnemo_schema.ids import derived_event_id
 from mnemo_schema.webhooks import QUEUE_EMPTY
 
@@ -49,9 +51,11 @@ async def run_webhooks(
         log.warning("webhook.no_secret", hint="set MNEMO_WEBHOOK_SECRET: nothing is delivered")
         return
     dead = DeadLetters(js, pool, STAGE)
+    partitions = await ensure_stream(js)
+    probe = StatusProbe(ReadStore(pool), lambda ws: subjects.partition_of(ws, partitions))
     try:
         await asyncio.gather(
-            DrainNotifier(nc, DrainWatch(StatusProbe(ReadStore(pool))), notify).run(stop),
+            DrainNotifier(nc, DrainWatch(probe), notify).run(stop),
             Dispatcher(js, DeliveryLog(pool), dead, s, secret).run(stop),
         )
     except Exception:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Sequence
 
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
-from mnemo_runtime.bus import EventPublisher, stream_last_seq
+from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.deadletters import undecodable
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
@@ -28,8 +30,14 @@ class JetStreamLog:
     async def append(self, events: Sequence[Envelope | KeyRevoked]) -> Awaitable[list[int]]:
         return await self._publisher.send(events)
 
-    async def head(self) -> int:
-        return await stream_last_seq(self._js)
+    async def last_seq(self, workspace: str) -> int:
+        newest = 0
+        for subject in (subjects.entity_filter(workspace), subjects.message_filter_of(workspace)):
+            with contextlib.suppress(NotFoundError):
+                newest = max(
+                    newest, int((await self._js.get_last_msg(subjects.STREAM, subject)).seq or 0)
+                )
+        return newest
 
     async def entity_history(self, workspace: str) -> list[tuple[int, Event]]:
         sub = await self._js.pull_subscribe(

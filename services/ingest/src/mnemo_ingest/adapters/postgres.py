@@ -8,6 +8,8 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_ingest.ports import SessionCopy, StoredMessage
+from mnemo_runtime import positions
+from mnemo_schema import subjects
 from mnemo_schema.errors import Refusal
 
 _POLL_S = 0.02
@@ -46,10 +48,15 @@ class PgMessageDirectory:
         async with self._pool.connection() as conn:
             # The entity and message projection must have applied every event ingest has
             # appended for the workspace, or the copy would miss the newest messages.
+            # (in the workspace's partition: the projection keeps a row for each partition)
+            cur = await conn.execute(
+                "SELECT count(*) AS n FROM projection_positions WHERE name = %s",
+                (positions.ENTITIES,),
+            )
+            counted: Any = await cur.fetchone()
+            partition = subjects.partition_of(workspace, max(int(counted["n"]), 1))
             while True:
-                cur = await conn.execute("SELECT seq FROM projection_positions WHERE name = 'pg'")
-                row = await cur.fetchone()
-                if row is not None and int(row["seq"]) >= applied:  # type: ignore[call-overload]
+                if await positions.applied(conn, positions.ENTITIES, partition) >= applied:
                     break
                 if loop.time() > deadline:
                     raise Refusal(503, "the message projection is behind the log; retry")

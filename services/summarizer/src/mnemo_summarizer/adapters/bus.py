@@ -1,50 +1,68 @@
-"""The summarizer's bus adapter: feeding the service from the durable message consumer."""
+"""The summarizer's bus adapter: one durable per partition, read while this replica holds it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig
 
-from mnemo_runtime.deadletters import DeadLetters, redrive_loop
-from mnemo_runtime.work import message_deliveries, stage_consumer
+from mnemo_runtime.deadletters import DeadLetters, letter_partition, redrive_loop
+from mnemo_runtime.partitions import Leases
+from mnemo_runtime.work import PartitionFeeds, stage_consumer
 from mnemo_schema import subjects
 from mnemo_summarizer.cadence import KINDS
 from mnemo_summarizer.service import SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
 
 
-def consumers(settings: SummarizerSettings) -> list[ConsumerConfig]:
-    """The summarizer's durable consumer, as ``consume`` binds to it."""
-    return [
-        stage_consumer(
-            subjects.MESSAGE_FILTER, subjects.SUMMARIZER_DURABLE, ack_wait=settings.ack_wait_s
-        )
-    ]
+def consumer(settings: SummarizerSettings, partition: int) -> ConsumerConfig:
+    """The durable through which the summarizer reads one partition's messages."""
+    return stage_consumer(
+        subjects.message_filter(partition),
+        subjects.stage_durable(subjects.SUMMARIZER, partition),
+        ack_wait=settings.ack_wait_s,
+    )
+
+
+def consumers(settings: SummarizerSettings, partitions: int) -> list[ConsumerConfig]:
+    """Every durable the summarizer reads, one per partition."""
+    return [consumer(settings, p) for p in range(partitions)]
 
 
 async def consume(
     js: JetStreamContext,
     service: SummarizerService,
     stop: asyncio.Event,
-    fetch: int,
-    ack_wait: float,
+    settings: SummarizerSettings,
     dead: DeadLetters,
+    leases: Leases,
 ) -> None:
-    """Feed the service from the durable consumer until ``stop``."""
+    """Feed the service from the partitions ``leases`` gives this replica, until ``stop``."""
+    feeds = PartitionFeeds(
+        subjects.SUMMARIZER, js, lambda p: consumer(settings, p), service.deliver,
+        service.release, dead, settings.fetch_batch,
+    )  # fmt: skip
+    leases.add(feeds)
     redrives = asyncio.create_task(
-        redrive_loop(dead, lambda letter: _redrive(service, letter), stop)
-    )
+        redrive_loop(
+            dead, lambda letter: _redrive(service, letter), stop,
+            wanted=lambda letter: letter_partition(letter, leases.partitions) in feeds.partitions,
+        )
+    )  # fmt: skip
     try:
-        async for deliveries in message_deliveries(
-            js, subjects.SUMMARIZER_DURABLE, stop, fetch=fetch, ack_wait=ack_wait, dead=dead
-        ):
-            await service.deliver(deliveries)
+        await stop.wait()
     finally:
-        stop.set()
         await redrives
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_released(feeds), 30)
+
+
+async def _released(feeds: PartitionFeeds) -> None:
+    while feeds.partitions:
+        await asyncio.sleep(0.05)
 
 
 async def _redrive(service: SummarizerService, letter: dict[str, Any]) -> None:

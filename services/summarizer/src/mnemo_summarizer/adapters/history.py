@@ -6,12 +6,15 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_runtime import positions
+from mnemo_runtime.positions import wait_applied
 from mnemo_schema.config import (
     SummaryConfiguration,
     WorkspaceConfiguration,
     effective,
     instructions,
 )
+from mnemo_schema.subjects import partition_of
 from mnemo_schema.summaries import SummaryType
 from mnemo_summarizer.cadence import KINDS, Stored, Turn
 from mnemo_summarizer.ports import SessionRecord
@@ -50,8 +53,15 @@ def _summary(cfg: WorkspaceConfiguration | None) -> SummaryConfiguration | None:
 
 
 class PgSessionHistory:
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: AsyncConnectionPool, partitions: int, wait_s: float = 10.0) -> None:
         self._pool = pool
+        self._partitions = partitions
+        self._wait_s = wait_s
+
+    async def caught_up(self, workspace: str, seq: int) -> None:
+        partition = partition_of(workspace, self._partitions)
+        if not await wait_applied(self._pool, positions.ENTITIES, partition, seq, self._wait_s):
+            raise TimeoutError(f"the entity projection has not applied position {seq} yet")
 
     async def load(self, workspace: str, session_id: str, before_seq: int) -> SessionRecord:
         args: dict[str, object] = {"ws": workspace, "sid": session_id, "before": before_seq}

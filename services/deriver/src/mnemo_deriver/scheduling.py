@@ -1,0 +1,86 @@
+"""Which batch runs next: one line per representation, taken fairly. Pure.
+
+Every representation has its own line of closed batches, worked one batch at a time and in
+order, so its observations are published in the order of its messages whichever replica or
+however many slots derive them. When a slot frees, workspaces take turns, and within a
+workspace its representations take turns: a workspace with a long backlog gets one slot in
+its turn, never all of them while another waits.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from mnemo_deriver.batching import Batch, RepKey
+
+
+class FairQueue:
+    """Closed batches per representation, handed out one representation at a time."""
+
+    def __init__(self) -> None:
+        self._lines: dict[RepKey, deque[Batch]] = {}
+        self._busy: set[RepKey] = set()
+        # workspace -> its representations with a batch waiting and none running, in turn order
+        self._ready: OrderedDict[str, deque[RepKey]] = OrderedDict()
+
+    def put(self, batch: Batch, *, front: bool = False) -> None:
+        """Queue ``batch`` at the end of its line (``front``: to be taken next, in a retry)."""
+        line = self._lines.setdefault(batch.key, deque())
+        if front:
+            line.appendleft(batch)
+        else:
+            line.append(batch)
+        self._mark_ready(batch.key)
+
+    def take(self) -> Batch | None:
+        """The next batch to run, its representation then counted as busy; None if none waits."""
+        while self._ready:
+            workspace, reps = next(iter(self._ready.items()))
+            key = reps.popleft()
+            if reps:
+                self._ready.move_to_end(workspace)
+            else:
+                del self._ready[workspace]
+            line = self._lines.get(key)
+            if not line or key in self._busy:
+                continue
+            self._busy.add(key)
+            batch = line.popleft()
+            if not line:
+                del self._lines[key]
+            return batch
+        return None
+
+    def done(self, key: RepKey) -> None:
+        """The running batch of ``key`` finished (or was put back): its line may go on."""
+        self._busy.discard(key)
+        self._mark_ready(key)
+
+    def drop(self, keep: Callable[[RepKey], bool]) -> list[Batch]:
+        """Remove the lines of the representations ``keep`` rejects (running or waiting to be
+        tried again included); their waiting batches."""
+        gone = [k for k in self._lines if not keep(k)]
+        out = [b for k in gone for b in self._lines.pop(k)]
+        self._busy = {k for k in self._busy if keep(k)}
+        for workspace in list(self._ready):
+            reps = deque(k for k in self._ready[workspace] if keep(k))
+            if reps:
+                self._ready[workspace] = reps
+            else:
+                del self._ready[workspace]
+        return out
+
+    def busy(self, key: RepKey) -> bool:
+        return key in self._busy
+
+    def __len__(self) -> int:
+        """Batches waiting (not those running)."""
+        return sum(len(line) for line in self._lines.values())
+
+    def _mark_ready(self, key: RepKey) -> None:
+        if key in self._busy or key not in self._lines:
+            return
+        reps = self._ready.setdefault(key.workspace, deque())
+        if key not in reps:
+            reps.append(key)

@@ -1,0 +1,72 @@
+"""Fair turns between workspaces and representations; one batch at a time per representation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from mnemo_deriver.batching import Batch, Item, RepKey
+from mnemo_deriver.scheduling import FairQueue
+from mnemo_deriver.turns import PrecedingTurns
+from mnemo_schema.events import MessagePosted
+
+
+def msg(seq: int, ws: str = "w", session: str = "s", peer: str = "a") -> MessagePosted:
+    return MessagePosted(
+        workspace=ws, session_id=session, message_id=f"m{seq}", peer_id=peer, content="x",
+        metadata={}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=1,
+    )  # fmt: skip
+
+
+def batch(key: RepKey, *seqs: int) -> Batch:
+    return Batch(key, 0, 0, [Item(s, msg(s, key.workspace)) for s in seqs])
+
+
+A1, A2, B1 = RepKey("a", "p", "p"), RepKey("a", "q", "q"), RepKey("b", "p", "p")
+
+
+def test_workspaces_then_their_representations_take_turns():
+    q = FairQueue()
+    for i in range(3):
+        q.put(batch(A1, i))
+        q.put(batch(A2, 10 + i))
+    q.put(batch(B1, 20))
+    taken = []
+    while (b := q.take()) is not None:
+        taken.append(b.key)
+        q.done(b.key)
+    assert taken[:3] == [A1, B1, A2]  # b's one batch goes second, not after all of a's
+    assert taken.count(A1) == 3 and taken.count(A2) == 3
+
+
+def test_a_representation_runs_one_batch_at_a_time_in_order():
+    q = FairQueue()
+    q.put(batch(A1, 1))
+    q.put(batch(A1, 2))
+    first = q.take()
+    assert first is not None and first.items[0].seq == 1
+    assert q.take() is None  # its next batch waits for the first to finish
+    q.put(batch(A1, 0), front=True)  # a retry goes back to the head of the line
+    q.done(A1)
+    assert [q.take().items[0].seq for _ in range(1)] == [0]  # type: ignore[union-attr]
+
+
+def test_dropping_a_partitions_lines_forgets_waiting_and_busy_ones():
+    q = FairQueue()
+    q.put(batch(A1, 1))
+    q.put(batch(B1, 2))
+    assert q.take() is not None  # a's line is busy now
+    q.drop(lambda k: k.workspace != "a")
+    q.put(batch(A1, 3))
+    keys = {q.take().key, q.take().key}  # type: ignore[union-attr]
+    assert keys == {A1, B1}
+
+
+def test_the_turn_before_is_known_from_delivery_order_only_while_the_partition_is_held():
+    turns = PrecedingTurns()
+    first = turns.delivered(0, 5, msg(5, peer="bob"))
+    assert first.unknown  # the first message of the session since the partition was taken
+    second = turns.delivered(0, 7, msg(7, peer="alice"))
+    assert not second.unknown and second.message is not None and second.message.peer_id == "bob"
+    assert turns.delivered(0, 6, msg(6)).unknown  # delivered again, out of order
+    turns.forget(0)
+    assert turns.delivered(0, 9, msg(9)).unknown

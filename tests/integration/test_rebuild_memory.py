@@ -1,0 +1,112 @@
+"""``mnemo rebuild --memory`` drops what memory formation projected and replays the log to the
+very same state: the memory projection's output depends on the log alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from mnemo_projector.tables import MEMORY_TABLES
+
+# Everything memory formation projects, vectors and message passages included.
+TABLES = (*MEMORY_TABLES, "message_passages", "observation_vectors")
+CHAT = [
+    ("ann", "I moved to Lisbon last spring."), ("bob", "How do you like it there?"),
+    ("ann", "I work as a nurse at the city hospital."), ("bob", "That sounds demanding."),
+    ("ann", "I have two dogs called Rex and Luna."), ("bob", "Lovely names."),
+    ("ann", "I started learning the cello in May."), ("bob", "I play the piano myself."),
+]  # fmt: skip
+
+
+# A posting's ``impact`` is its BM25 weight at the collection's average length when it was
+# written (see ``mnemo_projector.lexicon``): it orders the postings, and so depends on how the
+# log was cut into batches; queries score with ``tf``, ``dl`` and the current statistics, which
+# the comparison includes.
+WRITE_TIME = {"search_terms": ["impact"]}
+# Embeddings are compared apart, to a tolerance: MiniLM's floats vary in their last bits with
+# the other texts of the batch they were computed in.
+EMBEDDED = ("message_passages", "observation_vectors")
+
+
+def snapshot(database_url: str) -> dict[str, list[str]]:
+    """Every row of every memory table, as text, in a fixed order."""
+    with psycopg.connect(database_url) as conn:
+        return {
+            t: [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT (to_jsonb(x) - %s::text[])::text FROM {t} x ORDER BY 1",
+                    (WRITE_TIME.get(t, []) + (["embedding"] if t in EMBEDDED else []),),
+                )
+            ]
+            for t in TABLES
+        }
+
+
+def embeddings(database_url: str) -> dict[str, list[list[float]]]:
+    """Each embedded table's vectors, in the order of its rows without them."""
+    with psycopg.connect(database_url) as conn:
+        return {
+            t: [
+                json.loads(r[1])
+                for r in conn.execute(
+                    f"SELECT (to_jsonb(x) - 'embedding')::text, embedding::text FROM {t} x"
+                    " ORDER BY 1"
+                )
+            ]
+            for t in EMBEDDED
+        }
+
+
+def settled(url: str, workspace: str) -> bool:
+    status = httpx.get(f"{url}/v3/workspaces/{workspace}/queue/status").json()
+    return status["total_work_units"] > 0 and (
+        status["pending_work_units"] + status["in_progress_work_units"] == 0
+    )
+
+
+def test_rebuild_memory_replays_to_an_identical_state(
+    own_nats: str, fresh_database: str, spawn: object, until: object, tmp_path: Path
+) -> None:
+    proc = spawn(own_nats, fresh_database).start(timeout=180)  # type: ignore[operator]
+    ws = "rebuilt"
+    base = f"{proc.url}/v3/workspaces"
+    httpx.post(base, json={"id": ws}).raise_for_status()
+    httpx.post(
+        f"{base}/{ws}/sessions", json={"id": "s", "peers": {"ann": {}, "bob": {}}}
+    ).raise_for_status()
+    for i in range(0, len(CHAT), 2):
+        body = {"messages": [{"peer_id": p, "content": c} for p, c in CHAT[i : i + 2]]}
+        httpx.post(f"{base}/{ws}/sessions/s/messages", json=body).raise_for_status()
+    httpx.post(
+        f"{base}/{ws}/schedule_dream", json={"observer": "ann", "observed": "ann"}
+    ).raise_for_status()
+    until(lambda: settled(proc.url, ws), timeout=120)  # type: ignore[operator]
+    before, vectors = snapshot(fresh_database), embeddings(fresh_database)
+    assert before["observations"] and before["message_passages"]
+    # The queue counted the dream asked for: settled means it ran to its end.
+    (dream,) = before["dreams"]
+    assert json.loads(dream)["completed_seq"] is not None
+    proc.stop()
+
+    env = {**os.environ, "NATS_URL": own_nats, "DATABASE_URL": fresh_database,
+           "MNEMO_STATE_DIR": str(tmp_path / "rebuild-state")}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "mnemo_cli", "rebuild", "--memory"],
+        env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "replayed the memory projections" in done.stdout
+    after = snapshot(fresh_database)
+    for table in TABLES:
+        assert after[table] == before[table], table
+    for table, replayed in embeddings(fresh_database).items():
+        assert len(replayed) == len(vectors[table]) > 0, table
+        for a, b in zip(replayed, vectors[table], strict=True):
+            assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-3, table
