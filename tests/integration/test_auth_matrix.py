@@ -27,7 +27,7 @@ from mnemo_gateway.app import build_app
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_runtime.infra import open_infra
 from mnemo_schema import subjects
-from mnemo_schema.keys import KEY_EVENTS, KeyScope
+from mnemo_schema.keys import KEY_EVENTS, STORED_KEY_EVENTS, KeyScope
 
 from .conftest import Keys, MnemoProcess
 
@@ -154,9 +154,9 @@ class Log:
                 info = await js.stream_info(subjects.STREAM, subjects_filter=f"mnemo.evt.{ws}.>")
                 for subject, n in (info.state.subjects or {}).items():
                     # What commands append; not what stages add on their own time.
-                    if subject.split(".")[3] in ("ent", "msg"):
+                    if subject.split(".")[4] in ("ent", "msg"):  # after the partition
                         out[subject] = n
-            keys = await js.stream_info(subjects.STREAM, subjects_filter=KEY_EVENTS)
+            keys = await js.stream_info(subjects.STREAM, subjects_filter=STORED_KEY_EVENTS)
             out[KEY_EVENTS] = sum((keys.state.subjects or {}).values())
             return out
 

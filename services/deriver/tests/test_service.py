@@ -251,11 +251,13 @@ class FlakyLines(Lines):
         super().__init__()
         self.fail_next_done = True
 
-    async def done(self, key: RepKey, seq: int, observation_seq: int) -> None:
+    async def done(
+        self, key: RepKey, seq: int, observation_seq: int, sessions: Sequence[str] = ()
+    ) -> None:
         if self.fail_next_done:
             self.fail_next_done = False
             raise TimeoutError("pool timeout")
-        await super().done(key, seq, observation_seq)
+        await super().done(key, seq, observation_seq, sessions)
 
 
 async def test_work_is_acknowledged_only_after_its_progress_is_recorded():

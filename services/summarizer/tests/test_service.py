@@ -220,7 +220,7 @@ async def test_the_applications_instructions_reach_the_summarizer_prompt():
     history = History(SessionRecord(instructions="Mention every pet by name."))
     svc, log, _ = service(model, history, messages_per_short_summary=2)
     bus = Settled()
-    await svc.deliver([bus.delivery(seq) for seq in range(1, 3)])
+    await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 3)])
     assert len(log.summaries()) == 1
     assert "Mention every pet by name." in model.requests[0].system
 

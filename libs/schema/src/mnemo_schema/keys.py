@@ -7,7 +7,8 @@ appends ``KeyRevoked`` to the event log, and every gateway refuses the id from t
 
 ``KeyRevoked`` belongs to no workspace (an admin key has none), so it has no ``workspace`` and is
 published on a subject outside every workspace's (``mnemo.evt.~keys.revoked``: ``~`` is not an
-id character). Projections read it with the rest of the log and change nothing for it.
+id character; the stream stores it under a partition token, ``STORED_KEY_EVENTS``). Projections
+read it with the rest of the log and change nothing for it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from mnemo_schema.text import StorableText
 
 KEY_COMMANDS: Final = "mnemo.keys.revoke"
 KEY_EVENTS: Final = "mnemo.evt.~keys.revoked"
+# As the stream stores them: like every event subject, with a partition token after the
+# "workspace" (``mnemo_schema.subjects``); readers of the stream filter on this.
+STORED_KEY_EVENTS: Final = "mnemo.evt.~keys.*.revoked"
 
 
 class KeyScope(StrEnum):

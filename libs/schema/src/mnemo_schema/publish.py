@@ -64,8 +64,10 @@ def documents() -> dict[str, dict[str, Any]]:
                 "messages": {"event": {"payload": {"$ref": "#/components/schemas/Event"}}},
             },
             "keyEvents": {
-                "address": KEY_EVENTS,
-                "description": "revoked bearer keys (KeyRevoked), outside every workspace",
+                "address": "mnemo.evt.~keys.{partition}.revoked",
+                "parameters": {"partition": {"description": "the partition of '~keys'"}},
+                "description": f"revoked bearer keys (KeyRevoked, published on {KEY_EVENTS}),"
+                " outside every workspace",
                 "messages": {"event": {"payload": {"$ref": "#/components/schemas/Event"}}},
             },
         },

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from mnemo_gateway.positions import Position
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
-from mnemo_schema.keys import KEY_EVENTS, KeyRevoked
+from mnemo_schema.keys import STORED_KEY_EVENTS, KeyRevoked
 
 log = get_logger("mnemo.gateway")
 
@@ -42,11 +42,11 @@ class Revocations:
     async def start(self, timeout: float = 10.0) -> None:
         """Read every revocation in the log, then follow new ones."""
         self._sub = await self._js.subscribe(
-            KEY_EVENTS, stream=subjects.STREAM, cb=self._on_event, ordered_consumer=True,
+            STORED_KEY_EVENTS, stream=subjects.STREAM, cb=self._on_event, ordered_consumer=True,
             deliver_policy=DeliverPolicy.ALL,
         )  # fmt: skip
         try:
-            last = (await self._js.get_last_msg(subjects.STREAM, KEY_EVENTS)).seq or 0
+            last = (await self._js.get_last_msg(subjects.STREAM, STORED_KEY_EVENTS)).seq or 0
         except NotFoundError:
             last = 0
         if not await self.wait(last, timeout):
