@@ -20,8 +20,8 @@ FACTS = [
 ]  # fmt: skip
 
 
-def status(url: str, ws: str) -> dict[str, int]:
-    body = httpx.get(f"{url}/v3/workspaces/{ws}/queue/status", timeout=10).json()
+def status(url: str, ws: str, headers: dict[str, str]) -> dict[str, int]:
+    body = httpx.get(f"{url}/v3/workspaces/{ws}/queue/status", headers=headers, timeout=10).json()
     return {k: v for k, v in body.items() if k.endswith("_work_units")}
 
 
@@ -45,14 +45,14 @@ async def observation_ids(nats_url: str, ws: str) -> list[str]:
 
 
 def test_a_killed_memory_process_leaves_no_unit_in_progress(
-    own_nats: str, fresh_database: str, spawn: object, until: object
+    own_nats: str, fresh_database: str, spawn: object, until: object, admin: dict[str, str]
 ) -> None:
     first = spawn(own_nats, fresh_database).start(timeout=180)  # type: ignore[operator]
     ws = "crashing"
     base = f"{first.url}/v3/workspaces/{ws}"
-    httpx.post(f"{first.url}/v3/workspaces", json={"id": ws}).raise_for_status()
+    httpx.post(f"{first.url}/v3/workspaces", json={"id": ws}, headers=admin).raise_for_status()
     httpx.post(
-        f"{base}/sessions", json={"id": "s", "peers": {"ann": {}, "bob": {}}}
+        f"{base}/sessions", json={"id": "s", "peers": {"ann": {}, "bob": {}}}, headers=admin
     ).raise_for_status()
     for i in range(10):
         body = {
@@ -61,21 +61,23 @@ def test_a_killed_memory_process_leaves_no_unit_in_progress(
                 for j in range(20)
             ]
         }
-        httpx.post(f"{base}/sessions/s/messages", json=body, timeout=30).raise_for_status()
+        httpx.post(
+            f"{base}/sessions/s/messages", json=body, headers=admin, timeout=30
+        ).raise_for_status()
     # Killed while memory is forming: some units done, some not.
-    until(lambda: status(first.url, ws)["completed_work_units"] > 0, timeout=120)  # type: ignore[operator]
-    before = status(first.url, ws)
+    until(lambda: status(first.url, ws, admin)["completed_work_units"] > 0, timeout=120)  # type: ignore[operator]
+    before = status(first.url, ws, admin)
     first.kill()
     assert before["completed_work_units"] < before["total_work_units"], before
 
     second = spawn(own_nats, fresh_database).start(timeout=180)  # type: ignore[operator]
 
     def drained() -> bool:
-        s = status(second.url, ws)
+        s = status(second.url, ws, admin)
         return s["pending_work_units"] == 0 and s["in_progress_work_units"] == 0
 
     until(drained, timeout=240)  # type: ignore[operator]
-    after = status(second.url, ws)
+    after = status(second.url, ws, admin)
     # Every unit counted before the kill is still counted (dreams the schedule asked for since
     # come on top), and each one ended.
     assert after["total_work_units"] >= before["total_work_units"]

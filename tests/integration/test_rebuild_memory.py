@@ -1,5 +1,6 @@
 """``mnemo rebuild --memory`` drops what memory formation projected and replays the log to the
-very same state: the memory projection's output depends on the log alone."""
+very same state: the memory projection's output depends on the log alone, and what an erasure
+took stays taken."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ CHAT = [
     ("ann", "I have two dogs called Rex and Luna."), ("bob", "Lovely names."),
     ("ann", "I started learning the cello in May."), ("bob", "I play the piano myself."),
 ]  # fmt: skip
+ERASED = "Luna"  # in the fifth message, the one erased
 
 
 # A posting's ``impact`` is its BM25 weight at the collection's average length when it was
@@ -64,32 +66,60 @@ def embeddings(database_url: str) -> dict[str, list[list[float]]]:
         }
 
 
-def settled(url: str, workspace: str) -> bool:
-    status = httpx.get(f"{url}/v3/workspaces/{workspace}/queue/status").json()
+def erased(database_url: str) -> bool:
+    """Whether the erasure is done and nothing memory holds (nor the message) names ``ERASED``."""
+    with psycopg.connect(database_url) as conn:
+        done = conn.execute("SELECT bool_and(finished_at IS NOT NULL) FROM erasures").fetchone()
+        kept = conn.execute(
+            "SELECT count(*) FROM messages WHERE content LIKE %s", (f"%{ERASED}%",)
+        ).fetchone()
+    left = [t for t, rows in snapshot(database_url).items() if any(ERASED in r for r in rows)]
+    return bool(done and done[0]) and kept is not None and kept[0] == 0 and not left
+
+
+def settled(url: str, workspace: str, headers: dict[str, str]) -> bool:
+    status = httpx.get(f"{url}/v3/workspaces/{workspace}/queue/status", headers=headers).json()
     return status["total_work_units"] > 0 and (
         status["pending_work_units"] + status["in_progress_work_units"] == 0
     )
 
 
 def test_rebuild_memory_replays_to_an_identical_state(
-    own_nats: str, fresh_database: str, spawn: object, until: object, tmp_path: Path
+    own_nats: str,
+    fresh_database: str,
+    spawn: object,
+    until: object,
+    tmp_path: Path,
+    admin: dict[str, str],
 ) -> None:
-    proc = spawn(own_nats, fresh_database).start(timeout=180)  # type: ignore[operator]
+    proc = spawn(  # type: ignore[operator]
+        own_nats, fresh_database, MNEMO_SUMMARIZER_MESSAGES_PER_SHORT_SUMMARY="2",
+        MNEMO_SUMMARIZER_MESSAGES_PER_LONG_SUMMARY="4",
+    ).start(timeout=180)  # fmt: skip
     ws = "rebuilt"
     base = f"{proc.url}/v3/workspaces"
-    httpx.post(base, json={"id": ws}).raise_for_status()
+    httpx.post(base, json={"id": ws}, headers=admin).raise_for_status()
     httpx.post(
-        f"{base}/{ws}/sessions", json={"id": "s", "peers": {"ann": {}, "bob": {}}}
+        f"{base}/{ws}/sessions", json={"id": "s", "peers": {"ann": {}, "bob": {}}}, headers=admin
     ).raise_for_status()
+    posted = []
     for i in range(0, len(CHAT), 2):
         body = {"messages": [{"peer_id": p, "content": c} for p, c in CHAT[i : i + 2]]}
-        httpx.post(f"{base}/{ws}/sessions/s/messages", json=body).raise_for_status()
+        r = httpx.post(f"{base}/{ws}/sessions/s/messages", json=body, headers=admin)
+        posted += [m["id"] for m in r.raise_for_status().json()]
     httpx.post(
-        f"{base}/{ws}/schedule_dream", json={"observer": "ann", "observed": "ann"}
+        f"{base}/{ws}/schedule_dream", json={"observer": "ann", "observed": "ann"}, headers=admin
     ).raise_for_status()
-    until(lambda: settled(proc.url, ws), timeout=120)  # type: ignore[operator]
+    until(lambda: settled(proc.url, ws, admin), timeout=120)  # type: ignore[operator]
+    formed = snapshot(fresh_database)
+    assert any(ERASED in row for t in ("observations", "summaries") for row in formed[t])
+    # One message erased, with what was formed from it: the replay must not bring it back.
+    r = httpx.delete(f"{base}/{ws}/sessions/s/messages/{posted[4]}", headers=admin)
+    assert r.status_code == 202, r.text
+    until(lambda: erased(fresh_database), timeout=60)  # type: ignore[operator]
     before, vectors = snapshot(fresh_database), embeddings(fresh_database)
-    assert before["observations"] and before["message_passages"]
+    assert before["observations"] and before["message_passages"] and before["summaries"]
+    assert len(before["summaries"]) < len(formed["summaries"])
     # The queue counted the dream asked for: settled means it ran to its end.
     (dream,) = before["dreams"]
     assert json.loads(dream)["completed_seq"] is not None
@@ -106,6 +136,7 @@ def test_rebuild_memory_replays_to_an_identical_state(
     after = snapshot(fresh_database)
     for table in TABLES:
         assert after[table] == before[table], table
+    assert not [t for t, rows in after.items() if any(ERASED in row for row in rows)]
     for table, replayed in embeddings(fresh_database).items():
         assert len(replayed) == len(vectors[table]) > 0, table
         for a, b in zip(replayed, vectors[table], strict=True):
