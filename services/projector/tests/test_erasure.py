@@ -47,8 +47,25 @@ def _card(peer: str) -> PeerCardUpdated:
     return PeerCardUpdated(workspace=WS, observer=peer, observed=peer, card=["x"], origin="dreamer")
 
 
+def _stored(subject: str, partition: int = 3) -> str:
+    """``subject`` as the stream stores it: the workspace's partition after the workspace."""
+    parts = subject.split(".")
+    return ".".join([*parts[:3], str(partition), *parts[3:]])
+
+
+def _matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching: ``*`` one token, ``>`` the rest."""
+    p, s = pattern.split("."), subject.split(".")
+    for i, token in enumerate(p):
+        if token == ">":
+            return len(s) > i
+        if i >= len(s) or token not in ("*", s[i]):
+            return False
+    return len(p) == len(s)
+
+
 def _log(events: list[Envelope]) -> list[Stored]:
-    return [Stored(i, e.subject(), encode_event(e)) for i, e in enumerate(events, start=1)]
+    return [Stored(i, _stored(e.subject()), encode_event(e)) for i, e in enumerate(events, start=1)]
 
 
 def _history() -> list[Envelope]:
@@ -85,6 +102,7 @@ def test_a_message_takes_its_summaries_and_what_rests_on_it_along_the_provenance
     # d1's deletion (its reason may quote it), the dreamer's card of the representation.
     assert p.secure == {3, 5, 7, 8, 9, 10, 11}
     assert p.observations == {("alice", "alice"): {"o2", "d1", "d2"}}
+    assert p.summaries == {"s": {5}}  # named to the memory projection, by position
     assert p.cards == {("alice", "alice")}
     # What does not rest on m2 stays: the session, m1, its summary, o1, bob's card, the deletion.
     assert not {1, 2, 4, 6, 12, 13} & (p.secure | p.plain)
@@ -118,3 +136,24 @@ def test_a_deletion_never_covers_an_earlier_deletion():
     assert isinstance(deletion, SessionDeleted)
     p = plan(Target.of(len(events), deletion), _log(events))
     assert 13 not in p.secure | p.plain
+
+
+def test_the_filters_read_the_stored_subjects_and_undecodable_events_of_the_session_go():
+    events = [*_history()[:-1], _msg("m3", session="t")]
+    deletion = SessionDeleted(workspace=WS, session_id="s")
+    target = Target.of(len(events) + 3, deletion)
+    stored = [
+        *_log(events),
+        Stored(len(events) + 1, _stored("mnemo.evt.w.msg.s"), b"not an event"),
+        Stored(len(events) + 2, _stored("mnemo.evt.w.msg.t"), b"not an event"),
+    ]
+    # What the erasure may cover is on its filters; another session's messages and another
+    # workspace's events are not read.
+    read = [st for st in stored if any(_matches(f, st.subject) for f in target.filters())]
+    assert {st.subject for st in stored} - {st.subject for st in read} == {
+        _stored("mnemo.evt.w.msg.t")
+    }
+    assert not any(_matches(f, _stored("mnemo.evt.w2.msg.s")) for f in target.filters())
+    p = plan(target, stored)
+    assert len(events) + 1 in p.secure and len(events) + 2 not in p.secure | p.plain
+    assert p.summaries == {"s": {4, 5}}
