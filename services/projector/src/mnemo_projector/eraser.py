@@ -45,6 +45,7 @@ from pydantic import ValidationError
 
 from mnemo_projector import erasure
 from mnemo_projector.positions import ensure_position, read_position
+from mnemo_runtime import direct
 from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.streams import Stored, erase, read_stored
@@ -122,10 +123,16 @@ class Eraser:
         if last <= position:
             self.applied = position
             return 0
+        # One direct read per subject says whether it holds anything new: most steps of most
+        # partitions find nothing, and need no consumer.
+        found = [
+            f for f in followed(self.partition)
+            if await direct.next_from(self._nc, f, position + 1) is not None
+        ]  # fmt: skip
         stored = sorted(
             {
                 s.seq: s
-                for f in followed(self.partition)
+                for f in found
                 for s in await read_stored(self._js, subjects.STREAM, f, after=position)
             }.values(),
             key=lambda s: s.seq,
