@@ -70,6 +70,13 @@ def session_messages_filter(workspace: str, session: str) -> str:
     return f"mnemo.evt.{workspace}.*.msg.{session}"
 
 
+def read_model_event(subject: str) -> bool:
+    """Whether an event published on ``subject`` is one the entity and message projection
+    applies (an entity or a message event, not a memory event)."""
+    parts = subject.split(".")
+    return len(parts) > 3 and parts[:2] == ["mnemo", "evt"] and parts[3] in ("ent", "msg")
+
+
 def message_subject(workspace: str, session: str) -> str:
     """Subject of a message event in one session."""
     return f"mnemo.evt.{workspace}.msg.{session}"

@@ -10,6 +10,7 @@ from mnemo_ingest.model import WorkspaceModel
 from mnemo_ingest.ports import EventLog, MessageDirectory, SessionCopy, Tokenizer
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import commands as c
+from mnemo_schema import subjects
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.keys import KeyRevoked, RevokeKey
@@ -32,7 +33,9 @@ class IngestService:
         self._tokens = tokens
         self._models: dict[str, WorkspaceModel] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._inflight: dict[str, asyncio.Future[list[int]]] = {}
+        # The newest append of each workspace, and which of its events the entity projection
+        # applies (entity and message events).
+        self._inflight: dict[str, tuple[asyncio.Future[list[int]], list[bool]]] = {}
 
     async def _model(self, workspace: str) -> WorkspaceModel:
         model = self._models.get(workspace)
@@ -85,13 +88,16 @@ class IngestService:
             # the acknowledgement is awaited outside it, so the next command need not wait.
             # A command that emits nothing still waits for the newest queued events, since its
             # answer may depend on them (get-or-create of something just created).
-            stored: asyncio.Future[list[int]] | None
+            inflight: tuple[asyncio.Future[list[int]], list[bool]] | None
             if decision.events:
-                stored = asyncio.ensure_future(await self._log.append(decision.events))
-                self._inflight[workspace] = stored
+                appended = asyncio.ensure_future(await self._log.append(decision.events))
+                entity = [subjects.read_model_event(e.subject()) for e in decision.events]
+                inflight = self._inflight[workspace] = (appended, entity)
             else:
-                stored = self._inflight.get(workspace)
-        if stored is not None:
+                inflight = self._inflight.get(workspace)
+        newest = 0
+        if inflight is not None:
+            stored, entity = inflight
             try:
                 seqs = await asyncio.shield(stored)
             except BaseException:
@@ -99,10 +105,16 @@ class IngestService:
                 self._models.pop(workspace, None)
                 raise
             finally:
-                if stored.done() and self._inflight.get(workspace) is stored:
+                if stored.done() and self._inflight.get(workspace) is inflight:
                     del self._inflight[workspace]
-            model.watermark = max(model.watermark, *seqs)
-        return self._reply(model.watermark, decision)
+            # The write model's watermark follows what the entity projection applies: a
+            # command that changes nothing waits for it there. A memory event (a conclusion, a
+            # card) is awaited by its own command, in the memory projection.
+            model.watermark = max(
+                [model.watermark, *(seq for seq, ent in zip(seqs, entity, strict=True) if ent)]
+            )
+            newest = max(seqs) if decision.events else 0
+        return self._reply(newest or model.watermark, decision)
 
     async def _copy(self, workspace: str, session_id: str) -> SessionCopy:
         """The source of a clone, read once the read side has every event appended so far.
@@ -117,9 +129,9 @@ class IngestService:
                 raise Refusal(404, f"workspace {workspace!r} not found", "workspace_id")
             if session_id not in model.sessions:
                 raise Refusal(404, f"session {session_id!r} not found", "session_id")
-            stored = self._inflight.get(workspace)
-        if stored is not None:
-            await asyncio.shield(stored)
+            inflight = self._inflight.get(workspace)
+        if inflight is not None:
+            await asyncio.shield(inflight[0])
         return await self._directory.session_copy(workspace, session_id, model.watermark)
 
     async def revoke_key(
