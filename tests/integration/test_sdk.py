@@ -108,6 +108,16 @@ def test_unknown_resources_are_404(mnemo, workspace, admin):
     assert r.status_code == 404 and r.json()["field"] == "workspace_id"
 
 
+def test_set_metadata_on_a_fresh_client_creates_the_workspace(mnemo, workspace):
+    # The SDK sends only PUT /v3/workspaces/{id}: an update of a workspace that does not exist
+    # creates it (get-or-create), as the reference server does.
+    Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0).set_metadata({"plan": "pro"})
+    fresh = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0)
+    assert fresh.get_metadata() == {"plan": "pro"}
+    fresh.set_metadata({"plan": "team"})
+    assert client(mnemo, workspace).get_metadata() == {"plan": "team"}
+
+
 def test_bad_input_names_the_field_and_writes_nothing(mnemo, workspace, admin):
     h = client(mnemo, workspace)
     s = h.session("strict")

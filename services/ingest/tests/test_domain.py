@@ -249,3 +249,14 @@ def test_a_clone_is_refused_naming_the_field(cmd, status, field):
     with pytest.raises(Refusal) as err:
         decide(m, cmd, CTX, copy=_copy_of(post(m, "a")))
     assert (err.value.status, err.value.field) == (status, field)
+
+
+def test_an_update_of_a_missing_workspace_creates_it_with_what_it_sets():
+    m = WorkspaceModel()
+    decision = decide(m, c.UpdateWorkspace(metadata={"plan": "pro"}), CTX)
+    assert decision.created is True
+    (created,) = decision.events
+    assert created.type == "WorkspaceCreated" and created.metadata == {"plan": "pro"}
+    again = decide(m, c.UpdateWorkspace(metadata={"plan": "free"}), CTX)
+    assert again.created is False
+    assert [e.type for e in again.events] == ["WorkspaceUpdated"]

@@ -184,14 +184,17 @@ def decide(
     ``copy``: for a clone, the source session as the read side holds it.
     """
     b = _Builder(model, ctx)
+    # An update of a workspace that does not exist creates it with what the update sets, as the
+    # reference server does: the SDK's ``set_metadata`` on a fresh client sends only the update.
+    if isinstance(cmd, c.EnsureWorkspace | c.UpdateWorkspace) and not model.exists:
+        b.emit(
+            WorkspaceCreated,
+            metadata=cmd.metadata or {},
+            configuration=cmd.configuration or WorkspaceConfiguration(),
+        )
+        b.decision.created = True
+        return b.decision
     if isinstance(cmd, c.EnsureWorkspace):
-        if not model.exists:
-            b.emit(
-                WorkspaceCreated,
-                metadata=cmd.metadata or {},
-                configuration=cmd.configuration or WorkspaceConfiguration(),
-            )
-            b.decision.created = True
         return b.decision
     if isinstance(cmd, c.DeleteWorkspace) and not model.exists and model.deleted:
         return b.decision  # erased already: deleting it again changes nothing
