@@ -34,7 +34,7 @@ from mnemo_schema.retrieval import RetrievalQuery
 
 pytestmark = pytest.mark.integration
 
-DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[4] / "shared" / "datasets"))
+DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared" / "datasets"))
 LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 LONG = (
     "Here is the plan for the garden this year. " * 40
