@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mnemo_ingest.domain import Context, decide
+from mnemo_ingest.decision import Context
+from mnemo_ingest.domain import decide
 from mnemo_ingest.model import WorkspaceModel
 from mnemo_ingest.ports import SessionCopy, StoredMessage
 from mnemo_schema import commands as c

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from mnemo_ingest.domain import Context, decide
+from mnemo_ingest.decision import Context
+from mnemo_ingest.domain import decide
 from mnemo_ingest.model import WorkspaceModel
 from mnemo_schema import commands as c
 from mnemo_schema.errors import Refusal

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from mnemo_ingest.domain import Context, Decision, decide
+from mnemo_ingest.decision import Context, Decision
+from mnemo_ingest.domain import decide
 from mnemo_ingest.model import WorkspaceModel
 from mnemo_ingest.ports import EventLog, MessageDirectory, SessionCopy, Tokenizer
 from mnemo_runtime.logging import get_logger
