@@ -91,3 +91,15 @@ def rendered(helm_installed: None) -> Callable[..., list[Manifest]]:
         return cache[key]
 
     return get
+
+
+# (values files, render with the CRDs present)
+CASES = {"default": ((), False), "minimal": (("minimal-values.yaml",), False)} | {
+    "full": (("full-values.yaml",), True)
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest, rendered: Any) -> list[Manifest]:
+    values, crds = CASES[request.param]
+    return rendered(values, crds=crds)
