@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 
-from mnemo_runtime.memory.rules import CitedMessage, derived_reason, explicit_reason
+from mnemo_runtime.memory import rules
+from mnemo_runtime.memory.rules import CitedMessage
 from mnemo_runtime.vectors.ports import Scope, require_scope
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
@@ -45,40 +46,12 @@ async def resolve(conn: AsyncConnection[Any], scope: Scope, ids: Sequence[str]) 
 async def verdicts(
     conn: AsyncConnection[Any], events: Sequence[ObservationWritten], log: CitedMessages
 ) -> list[str | None]:
-    """For each observation, None if the store accepts it, else why not.
+    """For each observation, None if the store accepts it, else why not (see ``rules.verdicts``)."""
 
-    Earlier observations of the same call count as existing for later ones, so a writer may
-    send premises and their conclusion together.
-    """
-    cited = await _cited(conn, events, log)
-    out: list[str | None] = []
-    accepted: dict[tuple[str, str, str], set[str]] = {}
-    for e in events:
-        here = accepted.setdefault((e.workspace, e.observer, e.observed), set())
-        reason = await _reason(conn, e, cited, here)
-        out.append(reason)
-        if reason is None:
-            here.add(e.observation_id)
-    return out
+    async def resolved(scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+        return await resolve(conn, scope, ids)
 
-
-async def _reason(
-    conn: AsyncConnection[Any],
-    e: ObservationWritten,
-    cited: Mapping[tuple[str, str], CitedMessage],
-    batch: set[str],
-) -> str | None:
-    if e.level in DERIVED_LEVELS:
-        missing = set(e.premise_ids) - batch
-        if missing:
-            scope = Scope(e.workspace, e.observer, e.observed)
-            missing -= set(await resolve(conn, scope, sorted(missing)))
-        return derived_reason(e, missing)
-    if e.origin == "api":
-        return None
-    if e.source_message_seqs and len(e.source_message_seqs) != len(e.source_message_ids):
-        return "source_message_seqs must give one position for each cited message"
-    return explicit_reason(e, cited)
+    return await rules.verdicts(events, await _cited(conn, events, log), resolved)
 
 
 async def _cited(

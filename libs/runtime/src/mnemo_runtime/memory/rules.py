@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from mnemo_schema.observations import ObservationWritten
+from mnemo_runtime.vectors.ports import Scope
+from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})  # fmt: skip
 _SPACE = re.compile(r"\s+")
@@ -87,3 +88,48 @@ def explicit_reason(
     ):
         return f"span {e.source_span!r} is not in the cited message"
     return None
+
+
+# Each id (or alias) of ``ids`` that names a live observation of the scope -> its canonical id.
+Resolve = Callable[[Scope, Sequence[str]], Awaitable[Mapping[str, str]]]
+
+
+async def verdicts(
+    events: Sequence[ObservationWritten],
+    cited: Mapping[tuple[str, str], CitedMessage],
+    resolve: Resolve,
+) -> list[str | None]:
+    """For each observation, None if the store accepts it, else why not; ``cited``: the messages
+    the explicit ones cite, by (workspace, id), as the caller found them.
+
+    Earlier observations of the same call count as existing for later ones, so a writer may
+    send premises and their conclusion together.
+    """
+    out: list[str | None] = []
+    accepted: dict[tuple[str, str, str], set[str]] = {}
+    for e in events:
+        here = accepted.setdefault((e.workspace, e.observer, e.observed), set())
+        reason = await _reason(e, cited, here, resolve)
+        out.append(reason)
+        if reason is None:
+            here.add(e.observation_id)
+    return out
+
+
+async def _reason(
+    e: ObservationWritten,
+    cited: Mapping[tuple[str, str], CitedMessage],
+    batch: set[str],
+    resolve: Resolve,
+) -> str | None:
+    if e.level in DERIVED_LEVELS:
+        missing = set(e.premise_ids) - batch
+        if missing:
+            scope = Scope(e.workspace, e.observer, e.observed)
+            missing -= set(await resolve(scope, sorted(missing)))
+        return derived_reason(e, missing)
+    if e.origin == "api":
+        return None
+    if e.source_message_seqs and len(e.source_message_seqs) != len(e.source_message_ids):
+        return "source_message_seqs must give one position for each cited message"
+    return explicit_reason(e, cited)

@@ -7,14 +7,9 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_runtime.memory.rules import (
-    CitedMessage,
-    Rejected,
-    derived_reason,
-    explicit_reason,
-)
+from mnemo_runtime.memory.rules import CitedMessage, Rejected, verdicts
 from mnemo_runtime.vectors.ports import Scope, require_scope
-from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
+from mnemo_schema.observations import ObservationWritten
 
 Row = dict[str, Any]
 
@@ -63,41 +58,14 @@ class RepresentationStore:
         )
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        """For each observation, None if the store accepts it, else why not.
-
-        Earlier observations of the same call count as existing for later ones, so a writer may
-        send premises and their conclusion together.
-        """
-        messages = await self._messages(
+        """For each observation, None if the store accepts it, else why not (the cited messages
+        as the message table holds them; see ``rules.verdicts``)."""
+        rows = await self._messages(
             {(e.workspace, m) for e in events for m in e.source_message_ids}
         )
-        out: list[Rejected | None] = []
-        accepted: dict[tuple[str, str, str], set[str]] = {}
-        for e in events:
-            scope = Scope(e.workspace, e.observer, e.observed)
-            here = accepted.setdefault((e.workspace, e.observer, e.observed), set())
-            reason = await self._reason(e, scope, messages, here)
-            out.append(None if reason is None else Rejected(reason))
-            if reason is None:
-                here.add(e.observation_id)
-        return out
-
-    async def _reason(
-        self,
-        e: ObservationWritten,
-        scope: Scope,
-        messages: dict[tuple[str, str], Row],
-        batch: set[str],
-    ) -> str | None:
-        if e.level in DERIVED_LEVELS:
-            missing = set(e.premise_ids) - batch
-            if missing:
-                missing -= set(await self.resolve(scope, sorted(missing)))
-            return derived_reason(e, missing)
-        if e.origin == "api":
-            return None
-        cited = {k: CitedMessage(r["content"], r["representations"]) for k, r in messages.items()}
-        return explicit_reason(e, cited)
+        cited = {k: CitedMessage(r["content"], r["representations"]) for k, r in rows.items()}
+        reasons = await verdicts(events, cited, self.resolve)
+        return [None if r is None else Rejected(r) for r in reasons]
 
     async def _messages(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Row]:
         """The cited messages by (workspace, id): a batch may hold several workspaces' events."""
