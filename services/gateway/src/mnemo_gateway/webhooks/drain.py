@@ -29,9 +29,14 @@ from mnemo_schema.progress import decode_note
 log = get_logger("mnemo.webhooks")
 
 
+# The key of the work that is in no session (a dream of a peer's whole representation).
+OUTSIDE_SESSIONS = ""
+
+
 class QueueProbe(Protocol):
     async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
-        """Per session of ``workspace``: (work units in all, units pending or in progress)."""
+        """Per session of ``workspace``: (work units in all, units pending or in progress);
+        under ``OUTSIDE_SESSIONS``, the work that is in no session."""
         ...
 
 
@@ -45,10 +50,16 @@ class StatusProbe:
 
     async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
         status = await work_units(self._store, workspace, self._partition(workspace))
-        return {
+        out = {
             sid: (s.total_work_units, s.pending_work_units + s.in_progress_work_units)
             for sid, s in (status.sessions or {}).items()
         }
+        total = status.total_work_units - sum(t for t, _ in out.values())
+        left = status.pending_work_units + status.in_progress_work_units
+        left -= sum(n for _, n in out.values())
+        if total > 0:
+            out[OUTSIDE_SESSIONS] = (total, max(left, 0))
+        return out
 
 
 @dataclass(frozen=True)
@@ -83,7 +94,11 @@ class DrainWatch:
             return []
         now = await self._probe.outstanding(workspace)
         active = {sid for sid, (_, left) in now.items() if left > 0}
-        out = [Drained(workspace, sid, now.get(sid, (0, 0))[0]) for sid in sorted(before - active)]
+        out = [
+            Drained(workspace, sid, now.get(sid, (0, 0))[0])
+            for sid in sorted(before - active)
+            if sid != OUTSIDE_SESSIONS
+        ]
         if active:
             self._busy[workspace] = active
         else:
