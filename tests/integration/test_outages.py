@@ -1,16 +1,23 @@
-"""Consumers come back by themselves after the bus was away."""
+"""Consumers and projections come back by themselves after the bus or the database was away."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import psycopg
 from nats.js.api import StreamConfig
+from psycopg import AsyncConnection
 
+from mnemo_projector.runner import Projector
 from mnemo_runtime.bus import connect
+from mnemo_runtime.infra import open_infra
 from mnemo_runtime.stack import LocalNats, free_port
 from mnemo_runtime.work import DurablePull, stage_consumer
+from mnemo_schema import subjects
+from mnemo_schema.events import Event
 
 
 async def _next(pull: DurablePull, timeout: float = 20.0) -> list[bytes]:
@@ -47,3 +54,61 @@ async def test_a_durable_pull_binds_again_after_the_bus_was_away(tmp_path: Path)
     finally:
         await nc.close()
         server.stop()
+
+
+class _Nothing:
+    """A projection with nothing to apply."""
+
+    name = "outage-marks"
+    applied_subject = "mnemo.test.outage.applied"
+    pipelined = False
+
+    def filters(self, partition: int) -> list[str]:
+        return [subjects.message_filter(partition)]
+
+    async def setup(self, conn: AsyncConnection) -> None:
+        return None
+
+    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        return None
+
+    async def idle(self) -> None:
+        return None
+
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:
+        return None
+
+
+def _failing_since(db: str, name: str) -> object:
+    with psycopg.connect(db) as conn:
+        return conn.execute(
+            "SELECT failing_since FROM projection_positions WHERE name = %s", (name,)
+        ).fetchone()[0]
+
+
+async def test_a_projection_clears_a_failing_mark_once_caught_up(own_nats, fresh_database):
+    infra = await open_infra(own_nats, fresh_database, "test-marks")
+    projection = _Nothing()
+    projector = Projector(projection, infra.nc, infra.js, infra.pool, partitions=infra.partitions)
+    await projector.setup()
+    # What a process killed while the database was away leaves behind: a partition marked as
+    # failing (/ready says 503 while it is), though nothing is left to apply.
+    async with infra.pool.connection() as conn:
+        await conn.execute(
+            "UPDATE projection_positions SET failing_since = now(), last_error = 'AdminShutdown'"
+            " WHERE name = %s",
+            (projection.name,),
+        )
+    assert _failing_since(fresh_database, projection.name) is not None
+    stop = asyncio.Event()
+    task = asyncio.create_task(projector.run(stop))
+    try:
+        deadline = time.monotonic() + 20
+        while _failing_since(fresh_database, projection.name) is not None:
+            assert time.monotonic() < deadline, "the failing mark was never cleared"
+            assert not task.done(), task
+            await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        await infra.close()

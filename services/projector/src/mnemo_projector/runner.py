@@ -62,8 +62,10 @@ class Projector:
         self._retry = retry or RetryPolicy()
         self._dead = DeadLetters(js, pool, f"projector-{projection.name}")
         self._redrives = Redrives(self._dead, projection, js, pool, partition, partitions)
-        # Whether projection_positions says this projection is failing (cleared on success).
-        self._failing = False
+        # Whether projection_positions may say this partition is failing: cleared on the next
+        # success. It starts true, since the mark may be left by an earlier process (killed
+        # while failing) or set by a last attempt just before the database went away.
+        self._failing = True
         self.applied = 0
 
     async def setup(self, read_model: bool = True) -> None:
@@ -146,6 +148,10 @@ class Projector:
                     if position < self.applied:
                         self.applied = position
                         return
+                    if self._failing:
+                        # Caught up and the database answering: whatever failed is over, even
+                        # when no new event comes to be applied.
+                        await self._mark_failing(None)
                     continue
                 msgs = [first]
                 while len(msgs) < self._batch and not inbox.empty():
