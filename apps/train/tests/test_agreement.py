@@ -51,15 +51,3 @@ def test_a_run_is_rejected_only_when_both_axes_fail() -> None:
     assert accepted(0.9, 0.1, 0.4) and accepted(0.1, 0.4, 0.4)
     assert not accepted(0.39, 0.1, 0.4)
     assert not accepted(None, None, 0.4) and accepted(None, 0.5, 0.4)
-
-
-def test_the_mnemo_command_starts_without_importing_scikit_learn():
-    # Every service process and `mnemo up` build the command's parser, which names the train
-    # subcommands: seconds of CPU at each start if scikit-learn came with them.
-    import subprocess
-    import sys
-
-    code = "import sys, mnemo_cli.__main__ as m; m._parser(); print('sklearn' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
