@@ -1,4 +1,5 @@
-"""Consumers and projections come back by themselves after the bus or the database was away."""
+"""Consumers, projections and pools come back by themselves after the bus or the database was
+away."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from psycopg import AsyncConnection
 from mnemo_projector.runner import Projector
 from mnemo_runtime.bus import connect
 from mnemo_runtime.infra import open_infra
-from mnemo_runtime.stack import LocalNats, free_port
+from mnemo_runtime.pg import open_pool
+from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
 from mnemo_runtime.work import DurablePull, stage_consumer
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
@@ -112,3 +114,24 @@ async def test_a_projection_clears_a_failing_mark_once_caught_up(own_nats, fresh
         stop.set()
         await asyncio.wait_for(task, 10)
         await infra.close()
+
+
+async def test_a_pool_hands_out_live_connections_after_the_database_restarts(tmp_path: Path):
+    server = LocalPostgres(tmp_path / "pg", free_port(), durable=False)
+    pool = await open_pool(server.start(), min_size=4, max_size=4)
+    try:
+
+        async def query() -> int:
+            async with pool.connection() as conn:
+                await conn.execute("SELECT pg_sleep(0.05)")
+                return int((await (await conn.execute("SELECT 1 AS one")).fetchone())["one"])
+
+        assert await asyncio.gather(*(query() for _ in range(4))) == [1] * 4  # four in the pool
+        server.stop()
+        server.start()
+        # Each of the four idle connections is dead now; none may fail a request given it.
+        assert await asyncio.wait_for(asyncio.gather(*(query() for _ in range(4))), 20) == [1] * 4
+        assert await query() == 1
+    finally:
+        await pool.close()
+        server.stop()
