@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -19,7 +20,7 @@ from mnemo_runtime.pg import open_pool
 from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
 from mnemo_runtime.work import DurablePull, stage_consumer
 from mnemo_schema import subjects
-from mnemo_schema.events import Event
+from mnemo_schema.events import Event, MessagePosted, encode_event
 
 
 async def _next(pull: DurablePull, timeout: float = 20.0) -> list[bytes]:
@@ -58,12 +59,16 @@ async def test_a_durable_pull_binds_again_after_the_bus_was_away(tmp_path: Path)
         server.stop()
 
 
-class _Nothing:
-    """A projection with nothing to apply."""
+class _Slow:
+    """A projection whose batches take as long as the test says (``release``)."""
 
     name = "outage-marks"
     applied_subject = "mnemo.test.outage.applied"
     pipelined = False
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.applying = asyncio.Event()
 
     def filters(self, partition: int) -> list[str]:
         return [subjects.message_filter(partition)]
@@ -72,7 +77,8 @@ class _Nothing:
         return None
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
-        return None
+        self.applying.set()
+        await self.release.wait()
 
     async def idle(self) -> None:
         return None
@@ -88,29 +94,42 @@ def _failing_since(db: str, name: str) -> object:
         ).fetchone()[0]
 
 
-async def test_a_projection_clears_a_failing_mark_once_caught_up(own_nats, fresh_database):
+async def test_a_projection_clears_a_failing_mark_once_it_follows_the_log_again(
+    own_nats, fresh_database
+):
     infra = await open_infra(own_nats, fresh_database, "test-marks")
-    projection = _Nothing()
-    projector = Projector(projection, infra.nc, infra.js, infra.pool, partitions=infra.partitions)
+    projection = _Slow()
+    workspace = "marked"
+    projector = Projector(
+        projection, infra.nc, infra.js, infra.pool, partitions=infra.partitions,
+        partition=subjects.partition_of(workspace, infra.partitions),
+    )  # fmt: skip
     await projector.setup()
     # What a process killed while the database was away leaves behind: a partition marked as
-    # failing (/ready says 503 while it is), though nothing is left to apply.
+    # failing (/ready says 503 while it is); and a backlog whose first batch takes long.
     async with infra.pool.connection() as conn:
         await conn.execute(
             "UPDATE projection_positions SET failing_since = now(), last_error = 'AdminShutdown'"
             " WHERE name = %s",
             (projection.name,),
         )
-    assert _failing_since(fresh_database, projection.name) is not None
+    event = MessagePosted(
+        workspace=workspace, session_id="s", message_id="m1", peer_id="a", content="x",
+        metadata={}, created_at=datetime.now(UTC), token_count=1,
+    )  # fmt: skip
+    await infra.js.publish(event.subject(), encode_event(event))
     stop = asyncio.Event()
     task = asyncio.create_task(projector.run(stop))
     try:
+        await asyncio.wait_for(projection.applying.wait(), 20)
         deadline = time.monotonic() + 20
         while _failing_since(fresh_database, projection.name) is not None:
-            assert time.monotonic() < deadline, "the failing mark was never cleared"
+            assert time.monotonic() < deadline, "the failing mark was not cleared"
             assert not task.done(), task
             await asyncio.sleep(0.1)
+        assert not projection.release.is_set()  # cleared while the batch is still applying
     finally:
+        projection.release.set()
         stop.set()
         await asyncio.wait_for(task, 10)
         await infra.close()

@@ -62,9 +62,10 @@ class Projector:
         self._retry = retry or RetryPolicy()
         self._dead = DeadLetters(js, pool, f"projector-{projection.name}")
         self._redrives = Redrives(self._dead, projection, js, pool, partition, partitions)
-        # Whether projection_positions may say this partition is failing: cleared on the next
-        # success. It starts true, since the mark may be left by an earlier process (killed
-        # while failing) or set by a last attempt just before the database went away.
+        # Whether projection_positions may say this partition is failing: cleared once it
+        # follows the log again, or applies a batch. It starts true, since the mark may be left
+        # by an earlier process (killed while failing) or set by a last attempt just before the
+        # database went away.
         self._failing = True
         self.applied = 0
 
@@ -136,6 +137,10 @@ class Projector:
             ),
             idle_heartbeat=5.0,
         )  # fmt: skip
+        if self._failing:
+            # Following the log again, the database answering: whatever failed is over (a
+            # backlog's first batch can take long to apply; the lag says how far behind it is).
+            await self._mark_failing(None)
         try:
             while not stop.is_set():
                 try:
@@ -148,10 +153,6 @@ class Projector:
                     if position < self.applied:
                         self.applied = position
                         return
-                    if self._failing:
-                        # Caught up and the database answering: whatever failed is over, even
-                        # when no new event comes to be applied.
-                        await self._mark_failing(None)
                     continue
                 msgs = [first]
                 while len(msgs) < self._batch and not inbox.empty():
