@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import time
@@ -211,9 +212,9 @@ async def _inject(
         say(f"stopping {what}, {config.outage_s:g} s down, starting it again")
         restart = stack.restart_nats if what == "nats" else stack.restart_postgres
         await asyncio.to_thread(restart, config.outage_s)
-    fault.ready_after_s, said = await _until_ready(stack, client, start, config.recovery_s)
-    if fault.ready_after_s is None:
-        fault.note = (fault.note + "; " if fault.note else "") + f"/ready said: {said[:300]}"
+    fault.ready_after_s, fault.waited_on = await _until_ready(
+        stack, client, start, config.recovery_s
+    )
     fault.died = sorted(n for n, pid in before.items() if n != what and stack.pids().get(n) != pid)
     if fault.died:
         # A process that a broker or database restart ends is a failure of its own; it is
@@ -237,17 +238,27 @@ async def _supervise(stack: ChaosStack, deadline: float) -> None:
 
 async def _until_ready(
     stack: ChaosStack, client: httpx.AsyncClient, since: float, timeout: float
-) -> tuple[float | None, str]:
+) -> tuple[float | None, list[str]]:
     """Seconds from ``since`` until /ready answers 200 (None if ``timeout`` passes first), and
-    what it said last."""
+    the problems it named meanwhile (or how it failed to answer), in the order first seen."""
+    seen: list[str] = []
     while True:
         ok, said = await stack.ready(client)
         now = time.monotonic()
         if ok:
-            return now - since, said
+            return now - since, seen
+        seen += [p for p in _problems(said) if p not in seen]
         if now - since > timeout:
-            return None, said
+            return None, seen
         await asyncio.sleep(0.1)  # the interval between two readiness probes
+
+
+def _problems(said: str) -> list[str]:
+    """The problems a 503 from /ready names; else what came instead (no answer, say)."""
+    try:
+        return [str(p) for p in json.loads(said)["problems"]]
+    except (ValueError, KeyError, TypeError):
+        return [said.split("(", 1)[0][:60]]
 
 
 def _check_faults(report: Report) -> None:

@@ -34,6 +34,8 @@ class Fault:
     skipped: bool = False
     # Processes other than the one killed that were gone after it (started again).
     died: list[str] = field(default_factory=list)
+    # What /ready named as its problems until it answered 200.
+    waited_on: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Report:
             back = "never" if f.ready_after_s is None else f"{f.ready_after_s:6.1f} s"
             notes = [f.note] if f.note else []
             notes += [f"died: {', '.join(f.died)}"] if f.died else []
+            notes += [f"/ready named: {', '.join(f.waited_on)}"] if f.waited_on else []
             note = f"  ({'; '.join(notes)})" if notes else ""
             lines.append(
                 f"  {f.at_s:7.1f}s  {f.name:<20} after {f.acknowledged:>6,} acknowledged,"

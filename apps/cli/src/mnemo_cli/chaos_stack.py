@@ -157,4 +157,4 @@ class ChaosStack:
             r = await client.get(f"{self.url}/ready", timeout=5)
         except httpx.HTTPError as err:
             return False, repr(err)
-        return r.status_code == 200, r.text[:500]
+        return r.status_code == 200, r.text
