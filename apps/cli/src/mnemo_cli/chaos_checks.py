@@ -194,12 +194,7 @@ async def drain(
         now = time.monotonic()
         if now - last_said >= 10:
             last_said = now
-            say(
-                f"queue: {status.get('completed_work_units', 0):,} of"
-                f" {status.get('total_work_units', 0):,} units completed,"
-                f" {status.get('in_progress_work_units', 0):,} in progress,"
-                f" {status.get('pending_work_units', 0):,} pending"
-            )
+            say(f"queue: {_units(status)}")
         await asyncio.sleep(1.0)  # the interval between two looks at the queue
     took = time.monotonic() - started
     report.figures["queue drained after"] = f"{took:.1f} s" if drained else "never"
@@ -216,11 +211,19 @@ async def drain(
     report.check(
         "the queue drains",
         drained and settled and not unexplained,
-        f"{status.get('completed_work_units', 0):,} of {status.get('total_work_units', 0):,}"
-        f" units completed, {failed:,} failed, {status.get('in_progress_work_units', '?')}"
-        f" in progress, {status.get('pending_work_units', '?')} pending"
+        _units(status)
         + (f" after {took:.0f} s" if drained else f" when the {deadline_s:.0f} s deadline passed")
         + (f"; dead letters: {'; '.join(reasons[:5])}" if reasons else ""),
+    )
+
+
+def _units(status: dict[str, Any]) -> str:
+    """A queue status in words."""
+    kinds = ("total", "completed", "failed", "in_progress", "pending")
+    n = {k: int(status.get(f"{k}_work_units", 0)) for k in kinds}
+    return (
+        f"{n['completed']:,} of {n['total']:,} units completed, {n['failed']:,} failed,"
+        f" {n['in_progress']:,} in progress, {n['pending']:,} pending"
     )
 
 
