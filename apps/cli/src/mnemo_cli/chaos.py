@@ -58,14 +58,20 @@ class ChaosConfig:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``mnemo chaos`` and its options."""
     d = ChaosConfig(Path())
-    p.add_argument("--messages", type=int, default=d.messages)
+    p.add_argument("--messages", type=int, default=d.messages, help="how many to post")
     p.add_argument("--rate", type=float, default=d.rate, help="messages per second")
     p.add_argument("--workers", type=int, default=d.workers, help="sessions posted at once")
     p.add_argument(
         "--outage", type=float, default=d.outage_s, help="seconds NATS / Postgres stay down"
     )
-    p.add_argument("--recovery-timeout", type=float, default=d.recovery_s)
-    p.add_argument("--drain-timeout", type=float, default=d.drain_s)
+    p.add_argument(
+        "--recovery-timeout", type=float, default=d.recovery_s,
+        help="seconds a fault may keep /ready from answering 200",
+    )  # fmt: skip
+    p.add_argument(
+        "--drain-timeout", type=float, default=d.drain_s,
+        help="seconds the queue may take to drain after the posting",
+    )  # fmt: skip
     p.add_argument("--state-dir", type=Path, help="default: $MNEMO_STATE_DIR/chaos (emptied first)")
     p.add_argument("--keep", action="store_true", help="leave the stack running afterwards")
 
