@@ -17,7 +17,7 @@ export MNEMO_DATASETS ?= $(abspath $(CURDIR)/../shared/datasets)
 PYTEST_TEMPROOT := /tmp/mnemo-pytest-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
 export PYTEST_DEBUG_TEMPROOT := $(PYTEST_TEMPROOT)
 
-.PHONY: help proto proto-baseline setup train-env up down status demo test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
+.PHONY: help proto proto-baseline setup train-env up down status demo chaos test test-unit test-int lint fmt typecheck contracts bench rebuild schema docs clean image chart
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -129,6 +129,9 @@ fmt: setup ## format the code
 
 typecheck: setup ## mypy strict
 	$(RUN) mypy libs/schema/src libs/runtime/src services/*/src apps/*/src
+
+chaos: setup ## kill and restart each process, NATS and Postgres under a 10,000-message load; check nothing was lost
+	$(RUN) mnemo chaos
 
 bench: setup ## run the benchmarks and print a table
 	$(RUN) mnemo bench-perf

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import nats
+import psycopg
 import pytest
 from pydantic import BaseModel
 
@@ -25,6 +26,10 @@ class Answer(BaseModel):
 async def answer(ws: str, q: Ask) -> Answer:
     if q.text == "refuse":
         raise Refusal(404, "nothing about that", "text")
+    if q.text == "database away":
+        raise psycopg.OperationalError("terminating connection due to administrator command")
+    if q.text == "bug":
+        raise KeyError("a bug of the service")
     return Answer(workspace=ws, text=q.text.upper())
 
 
@@ -44,6 +49,14 @@ async def test_call_and_stream(own_nats):
         with pytest.raises(Refusal) as err:
             await rpc.call(nc, "mnemo.qry.w1.echo", Ask(text="refuse"), Answer, 5)
         assert (err.value.status, err.value.field) == (404, "text")
+
+        # The service's store away: worth trying again (503); its own failure is not (500).
+        with pytest.raises(Refusal) as err:
+            await rpc.call(nc, "mnemo.qry.w1.echo", Ask(text="database away"), Answer, 5)
+        assert err.value.status == 503 and "OperationalError" in err.value.detail
+        with pytest.raises(Refusal) as err:
+            await rpc.call(nc, "mnemo.qry.w1.echo", Ask(text="bug"), Answer, 5)
+        assert err.value.status == 500
 
         class Wrong(BaseModel):
             nope: int = 1

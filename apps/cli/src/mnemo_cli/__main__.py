@@ -63,6 +63,15 @@ def _parser() -> argparse.ArgumentParser:
     add_train_arguments(
         sub.add_parser("train", help="build training data for / fine-tune a deriver")
     )
+    from mnemo_cli import chaos
+
+    chaos.add_arguments(
+        sub.add_parser(
+            "chaos",
+            help="post a long conversation while killing and restarting the stack's processes,"
+            " NATS and Postgres, then check nothing was lost",
+        )
+    )
     b = sub.add_parser("bench-perf", help="throughput and latency benchmarks; prints a table")
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--clients", type=int, default=4)
@@ -117,6 +126,10 @@ def main(argv: list[str] | None = None) -> None:
         from mnemo_train.cli import main as train_main
 
         sys.exit(train_main(args))
+    elif args.command == "chaos":
+        from mnemo_cli import chaos
+
+        sys.exit(chaos.main(args, settings.state_dir))
     elif args.command == "bench-perf":
         from mnemo_cli.bench_perf import bench
 

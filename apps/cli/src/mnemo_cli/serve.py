@@ -36,7 +36,7 @@ from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
 from mnemo_runtime.partitions import Leases
-from mnemo_runtime.process import settle_heap
+from mnemo_runtime.process import settle_heap, until_stopped
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 from mnemo_schema import subjects
@@ -98,28 +98,39 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     # One holder of every partition lease this process takes (mnemo_runtime.partitions).
     leases = Leases(infra.database_url, infra.partitions)
     groups: list[ProjectionGroup] = []
+    failed: asyncio.Task[None] | None = None
     try:
         if "projector" in components:
             groups = await projection_groups(
                 ps, infra, memory, leases, memory_settings.near_duplicate_distance
             )
         if "deriver" in components:
-            tasks.append(asyncio.create_task(run_deriver(DeriverSettings(), infra, stop, leases)))
+            tasks.append(
+                asyncio.create_task(
+                    run_deriver(DeriverSettings(), infra, stop, leases), name="deriver"
+                )
+            )
         args = (infra.nc, infra.js, infra.pool, memory, stop)
         if "summarizer" in components:
-            tasks.append(asyncio.create_task(run_summarizer(infra, stop, leases)))
+            tasks.append(
+                asyncio.create_task(run_summarizer(infra, stop, leases), name="summarizer")
+            )
         # With the context service here, the dialectic and the dreamer call its retrieval
         # engine directly; otherwise they ask it over NATS.
         context = await build_context(infra.pool, memory) if "context" in components else None
         local = context.retrieve if context is not None else None
         if context is not None:
-            tasks.append(asyncio.create_task(run_context(*args, service=context)))
+            tasks.append(asyncio.create_task(run_context(*args, service=context), name="context"))
         if "dreamer" in components:
             tasks.append(
-                asyncio.create_task(run_dreamer(*args, retrieve=local, partitions=infra.partitions))
+                asyncio.create_task(
+                    run_dreamer(*args, retrieve=local, partitions=infra.partitions), name="dreamer"
+                )
             )
         if "dialectic" in components:
-            tasks.append(asyncio.create_task(run_dialectic(*args, retrieve=local)))
+            tasks.append(
+                asyncio.create_task(run_dialectic(*args, retrieve=local), name="dialectic")
+            )
         local_ingest = None
         if "ingest" in components:
             broker = build_ingest_broker(nats_url)
@@ -135,20 +146,21 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
                 lifespan="on", loop="none", http="httptools",
             )  # fmt: skip
             server = uvicorn.Server(config)
-            tasks.append(asyncio.create_task(server.serve()))
+            tasks.append(asyncio.create_task(server.serve(), name="gateway"))
             # Beside the server, never in a request: queue.empty detection and delivery.
             tasks.append(
                 asyncio.create_task(
-                    run_webhooks(infra.nc, infra.pool, infra_settings.state_dir, stop)
+                    run_webhooks(infra.nc, infra.pool, infra_settings.state_dir, stop),
+                    name="webhooks",
                 )
             )
         if "grpc" in components:
             tasks.append(
                 asyncio.create_task(
-                    _grpc(GrpcSettings(), GatewaySettings(), infra, local_ingest, stop)
+                    _grpc(GrpcSettings(), GatewaySettings(), infra, local_ingest, stop), name="grpc"
                 )
             )
-        tasks.append(asyncio.create_task(leases.run(stop)))
+        tasks.append(asyncio.create_task(leases.run(stop), name="leases"))
         watch = BusWatch(
             durables=durables,
             dead_letter_stages=(
@@ -161,7 +173,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         ops = await start_ops(infra.nc, infra.js, infra.pool, watch)
         settle_heap()
         log.info("mnemo.started", components=list(components))
-        await stop.wait()
+        failed = await until_stopped(stop, tasks)
     finally:
         log.info("mnemo.stopping")
         if server is not None:
@@ -176,6 +188,9 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         if memory is not None:
             await memory.close()
         await infra.close()
+    if failed is not None:
+        # A component died: exit non-zero, for the supervisor to start the process again.
+        raise SystemExit(f"mnemo: a component failed ({failed.get_name()}); see the log")
 
 
 async def _grpc(

@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
-from sklearn.metrics import cohen_kappa_score
 
 from mnemo_runtime.deriver_contract import ExtractedObservation
 from mnemo_runtime.models import Message, ModelRequest, Stage
@@ -64,6 +63,10 @@ def kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
         return None
     if list(a) == list(b):
         return 1.0
+    # Imported here: scikit-learn takes seconds of CPU to import, and every ``mnemo`` command
+    # (each service process, ``mnemo up``) imports this module to build its argument parser.
+    from sklearn.metrics import cohen_kappa_score
+
     value = float(cohen_kappa_score(a, b, labels=list(CLASSES)))
     return 0.0 if math.isnan(value) else value
 

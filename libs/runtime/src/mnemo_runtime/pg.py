@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import select
+
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -13,8 +15,45 @@ from psycopg_pool import AsyncConnectionPool
 SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order"}
 
 
+def _heard_from_server(conn: AsyncConnection) -> bool:
+    """Whether an idle connection's socket has something to read: between requests the server
+    sends nothing, unless it is closing the connection (a shutdown's FATAL, a FIN)."""
+    try:
+        fd = conn.fileno()
+    except Exception:
+        return True  # closed already
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(0))
+
+
+class Liveness:
+    """The pool's check of a connection before it is handed out.
+
+    When the server restarts, every idle connection in the pool is dead, and each would fail
+    the next request given it, however long after the restart. A connection whose server has
+    said something since it was last used (no round trip: a look at its socket) is tried with
+    an empty query; a dead one means the server went away, so every idle connection is then
+    tried at once and the dead ones replaced, and the requests after it do not each meet one.
+    """
+
+    def __init__(self) -> None:
+        self.pool: AsyncConnectionPool | None = None
+
+    async def __call__(self, conn: AsyncConnection) -> None:
+        if not _heard_from_server(conn):
+            return
+        try:
+            await AsyncConnectionPool.check_connection(conn)
+        except Exception:
+            if self.pool is not None:
+                await self.pool.check()
+            raise
+
+
 async def open_pool(dsn: str, min_size: int = 1, max_size: int = 8) -> AsyncConnectionPool:
-    """Open a pool whose connections return rows as dicts and autocommit outside transactions."""
+    """Open a pool whose connections return rows as dicts and autocommit outside transactions
+    (and checked before use when their server may have closed them: see ``Liveness``)."""
 
     async def configure(conn: AsyncConnection) -> None:
         conn.row_factory = dict_row  # type: ignore[assignment]
@@ -22,8 +61,11 @@ async def open_pool(dsn: str, min_size: int = 1, max_size: int = 8) -> AsyncConn
         for name, value in SESSION_SETTINGS.items():
             await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
 
+    liveness = Liveness()
     pool = AsyncConnectionPool(
-        dsn, min_size=min_size, max_size=max_size, open=False, configure=configure, timeout=10
-    )
+        dsn, min_size=min_size, max_size=max_size, open=False, configure=configure, timeout=10,
+        check=liveness,
+    )  # fmt: skip
+    liveness.pool = pool
     await pool.open(wait=True, timeout=30)
     return pool

@@ -11,7 +11,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import asyncio
 import gc
 import signal
-from collections.abc import Awaitable, Callable
+from asyncio import FIRST_COMPLETED
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
@@ -25,6 +27,7 @@ from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 
 Body = Callable[[Infra, asyncio.Event], Awaitable[None]]
+log = get_logger("mnemo.process")
 
 
 def settle_heap() -> None:
@@ -36,6 +39,34 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+async def until_stopped(
+    stop: asyncio.Event, tasks: Sequence[asyncio.Task[None]]
+) -> asyncio.Task[None] | None:
+    """Wait for ``stop``; should one of ``tasks`` fail first, set ``stop`` and return that task.
+
+    A component that has died inside a process that lives on does no more work and tells no
+    one: its durable's work piles up while the process looks alive. So the process stops instead
+    (its caller exits non-zero), and a supervisor (``mnemo up``, Kubernetes) sees it go and starts
+    it again. A component that returns without failing (one with nothing to do) is let be.
+    """
+    waiting: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    pending: set[asyncio.Future[Any]] = set(tasks)
+    try:
+        while not stop.is_set():
+            done, pending = await asyncio.wait({waiting, *pending}, return_when=FIRST_COMPLETED)
+            pending.discard(waiting)
+            for task in tasks:
+                if task in done and not task.cancelled() and task.exception() is not None:
+                    log.error(
+                        "process.component_failed", task=task.get_name(), exc_info=task.exception()
+                    )
+                    stop.set()
+                    return task
+        return None
+    finally:
+        waiting.cancel()
 
 
 async def run_service(name: str, body: Body) -> None:

@@ -22,6 +22,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from pydantic import BaseModel, ValidationError
 
+from mnemo_runtime.deadletters import transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
 from mnemo_schema import subjects
@@ -173,10 +174,14 @@ async def serve(
                 log.info("rpc.cancelled_by_caller", subject=msg.subject)
             except Refusal as err:
                 await nc.publish(msg.reply, err.body(), headers={STREAM_HEADER: END})
-            except Exception:
+            except Exception as err:
                 # Answered at once rather than left to the caller's timeout.
                 log.exception("rpc.handler_failed", subject=msg.subject)
-                failed = Refusal(500, "the query failed inside the service; see its log")
+                failed = (
+                    Refusal(503, f"a store the query service reads is unavailable: {err!r}"[:300])
+                    if transient(err)
+                    else Refusal(500, "the query failed inside the service; see its log")
+                )
                 await nc.publish(msg.reply, failed.body(), headers={STREAM_HEADER: END})
 
     return await nc.subscribe(subject_filter, queue=queue_group, cb=on_msg)

@@ -265,8 +265,12 @@ class LocalPostgres:
         log = self.root / "postgres.log"
         # Autovacuum passes over the growing messages table are spread out, so that on a small
         # machine they take less CPU at a time from the requests running beside them.
+        # Mnemo connects over TCP; the Unix socket is kept in the folder for tools, where its
+        # path fits the 107 bytes a socket's path may have (a deep state folder's would not,
+        # and Postgres would not start at all).
+        sockets = self.root if len(str(self.root / f".s.PGSQL.{self.port}")) <= 107 else "''"
         opts = (
-            f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
+            f"-h 127.0.0.1 -p {self.port} -k {sockets} -c max_connections=200"
             " -c autovacuum_vacuum_cost_delay=20ms"
         )
         if not self.durable:

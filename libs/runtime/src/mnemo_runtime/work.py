@@ -103,6 +103,56 @@ async def take_over(js: JetStreamContext, config: ConsumerConfig) -> int:
     return floor
 
 
+class DurablePull:
+    """A durable, explicitly acknowledged pull consumer that outlives the bus going away.
+
+    It binds on first use. A fetch that fails for another reason than finding nothing (NATS
+    restarting, the durable deleted under it, the server not answering the bind) is logged, and
+    after a pause the consumer is bound again at the next fetch: the work stays in the stream, so
+    a stage reading through it resumes by itself instead of ending with the outage.
+    """
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        config: ConsumerConfig,
+        stream: str = subjects.STREAM,
+        pause_s: float = 1.0,
+    ) -> None:
+        assert config.filter_subject is not None and config.durable_name is not None
+        self._js = js
+        self._config = config
+        self._stream = stream
+        self._pause_s = pause_s
+        self._sub: JetStreamContext.PullSubscription | None = None
+
+    async def fetch(self, n: int, timeout: float) -> list[Msg]:
+        """Up to ``n`` messages, waiting up to ``timeout`` for the first; none when nothing
+        came, or (after the pause) when the bus failed the fetch."""
+        try:
+            if self._sub is None:
+                self._sub = await self._js.pull_subscribe(
+                    self._config.filter_subject or "", durable=self._config.durable_name,
+                    stream=self._stream, config=self._config,
+                )  # fmt: skip
+            return await self._sub.fetch(n, timeout=timeout)
+        except (TimeoutError, NatsTimeout):
+            return []
+        except Exception as err:
+            log.warning("work.fetch_failed", durable=self._config.durable_name, error=repr(err))
+            await self.close()
+            await asyncio.sleep(self._pause_s)  # the bus is away: try again shortly
+            return []
+
+    async def close(self) -> None:
+        """Unsubscribe (the durable stays); the next fetch binds again."""
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            # Left subscribed, the fetch inbox holds the connection's drain until its timeout.
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+
 async def durable_batches(
     js: JetStreamContext,
     config: ConsumerConfig,
@@ -110,28 +160,23 @@ async def durable_batches(
     *,
     fetch: int = 256,
 ) -> AsyncIterator[list[Msg]]:
-    """Batches from a durable, explicitly acknowledged consumer, until ``stop``.
+    """Batches from a durable, explicitly acknowledged consumer, until ``stop`` (through any
+    outage of the bus: see ``DurablePull``).
 
     Each fetch wakes on the first message and then takes what is already waiting: one large
     fetch would linger until its batch filled or its timeout passed.
     """
-    assert config.filter_subject is not None
-    sub = await js.pull_subscribe(
-        config.filter_subject, durable=config.durable_name, stream=subjects.STREAM, config=config
-    )
+    pull = DurablePull(js, config)
     try:
         while not stop.is_set():
-            try:
-                msgs = await sub.fetch(1, timeout=0.25)
-                with contextlib.suppress(TimeoutError, NatsTimeout):
-                    msgs += await sub.fetch(fetch - 1, timeout=0.002)
-            except (TimeoutError, NatsTimeout):
+            msgs = await pull.fetch(1, timeout=0.25)
+            if not msgs:
                 continue
+            if fetch > 1:
+                msgs += await pull.fetch(fetch - 1, timeout=0.002)
             yield msgs
     finally:
-        # Left subscribed, the fetch inbox holds the connection's drain until its timeout (30 s).
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
+        await pull.close()
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,11 @@ Refusals are ``mnemo_schema.errors.Refusal``, the one error type of every edge.
 
 from __future__ import annotations
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from psycopg_pool import PoolTimeout
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -49,6 +51,18 @@ def install(app: FastAPI) -> None:
         # A model built inside a route (a command, a query) refused what the request gave it:
         # the request's fault, named as the model names it, never a 500.
         return refusal_response(refusal(exc))
+
+    async def database_away(_: Request, exc: Exception) -> JSONResponse:
+        # Postgres restarting or unreachable: the request may succeed in a moment, and a client
+        # (the SDK among them) tries a 503 again.
+        return JSONResponse(
+            {"detail": f"the database is unavailable ({type(exc).__name__}); try again"},
+            status_code=503,
+            headers={"Retry-After": "1"},
+        )
+
+    for away in (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout):
+        app.add_exception_handler(away, database_away)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

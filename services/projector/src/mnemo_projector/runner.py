@@ -62,8 +62,11 @@ class Projector:
         self._retry = retry or RetryPolicy()
         self._dead = DeadLetters(js, pool, f"projector-{projection.name}")
         self._redrives = Redrives(self._dead, projection, js, pool, partition, partitions)
-        # Whether projection_positions says this projection is failing (cleared on success).
-        self._failing = False
+        # Whether projection_positions may say this partition is failing: cleared once it
+        # follows the log again, or applies a batch. It starts true, since the mark may be left
+        # by an earlier process (killed while failing) or set by a last attempt just before the
+        # database went away.
+        self._failing = True
         self.applied = 0
 
     async def setup(self, read_model: bool = True) -> None:
@@ -134,6 +137,10 @@ class Projector:
             ),
             idle_heartbeat=5.0,
         )  # fmt: skip
+        if self._failing:
+            # Following the log again, the database answering: whatever failed is over (a
+            # backlog's first batch can take long to apply; the lag says how far behind it is).
+            await self._mark_failing(None)
         try:
             while not stop.is_set():
                 try:

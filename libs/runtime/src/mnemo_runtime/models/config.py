@@ -15,7 +15,6 @@ from typing import Annotated, Literal, assert_never
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from mnemo_runtime.models.anthropic_provider import AnthropicModel
 from mnemo_runtime.models.calls import CallRuntime, RetryPolicy
 from mnemo_runtime.models.llamacpp_engine import SHARED_ENGINES, LlamaCppEngines, LlamaCppOptions
 from mnemo_runtime.models.llamacpp_provider import LlamaCppModel
@@ -179,6 +178,10 @@ def build_model(
     if choice.provider == "anthropic":
         if settings.anthropic_api_key is None:
             raise ValueError(f"{stage} is configured for anthropic but ANTHROPIC_API_KEY is unset")
+        # Imported only when chosen: the SDK takes seconds of CPU to import, at every start of
+        # every process that builds a model.
+        from mnemo_runtime.models.anthropic_provider import AnthropicModel
+
         return AnthropicModel(
             choice.model,
             api_key=settings.anthropic_api_key,

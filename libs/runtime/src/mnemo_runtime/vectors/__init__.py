@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -26,7 +27,6 @@ from mnemo_runtime.vectors.ports import (
     VectorPoint,
     require_scope,
 )
-from mnemo_runtime.vectors.server import DEFAULT_COLLECTION, QdrantServerVectorIndex
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -54,6 +54,17 @@ __all__ = [
 
 
 VECTOR_STORES = ("pgvector", "edge")
+# The Qdrant server adapter brings qdrant-client, seconds of CPU to import at every start of
+# every process: it is loaded when a Qdrant URL is given, or when asked for by name.
+_SERVER = ("DEFAULT_COLLECTION", "QdrantServerVectorIndex")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVER:
+        from mnemo_runtime.vectors import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_vector_index(
@@ -63,13 +74,17 @@ def build_vector_index(
     pool: AsyncConnectionPool | None = None,
     store: str = "pgvector",
     api_key: str | None = None,
-    collection: str = DEFAULT_COLLECTION,
+    collection: str | None = None,
 ) -> VectorIndex:
     """The server adapter when a Qdrant URL is given; else ``store``: pgvector in the Postgres
     of ``pool`` (the default), or the embedded Qdrant shard under ``path``, which only the
     process that opens it can read."""
     if url:
-        return QdrantServerVectorIndex.connect(url, api_key=api_key, collection=collection)
+        from mnemo_runtime.vectors.server import DEFAULT_COLLECTION, QdrantServerVectorIndex
+
+        return QdrantServerVectorIndex.connect(
+            url, api_key=api_key, collection=collection or DEFAULT_COLLECTION
+        )
     if store == "pgvector":
         if pool is None:
             raise ValueError("the pgvector store needs a Postgres pool")

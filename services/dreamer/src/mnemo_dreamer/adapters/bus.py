@@ -7,7 +7,6 @@ import contextlib
 from typing import Any
 
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig
 
@@ -16,7 +15,7 @@ from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.deadletters import DeadLetters, Letter, transient
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.work import decode_or_park, durable_batches, stage_consumer
+from mnemo_runtime.work import DurablePull, decode_or_park, durable_batches, stage_consumer
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
 from mnemo_schema.envelope import utcnow
@@ -41,13 +40,6 @@ def consumers(settings: DreamerSettings) -> list[ConsumerConfig]:
             DREAM_FILTER, DREAMER_DURABLE, ack_wait=settings.ack_wait_s, max_ack_pending=1_000
         ),
     ]
-
-
-async def _fetch(sub: JetStreamContext.PullSubscription, n: int) -> list[Msg]:
-    try:
-        return await sub.fetch(n, timeout=0.25)
-    except (TimeoutError, NatsTimeout):
-        return []
 
 
 async def consume_observations(
@@ -88,18 +80,14 @@ async def consume_dreams(
 ) -> None:
     """Run each DreamDue; ack it only once its DreamCompleted is in the log."""
     cfg = dreamer.settings
-    sub = await js.pull_subscribe(
-        DREAM_FILTER,
-        durable=DREAMER_DURABLE,
-        stream=subjects.STREAM,
-        config=consumers(cfg)[1],
-    )
+    # Bound again after any outage of the bus, so the dreams resume by themselves.
+    pull = DurablePull(js, consumers(cfg)[1])
     slots = asyncio.Semaphore(cfg.max_concurrent_dreams)
     running: set[asyncio.Task[None]] = set()
     try:
         while not stop.is_set():
             await slots.acquire()
-            msgs = await _fetch(sub, 1)
+            msgs = await pull.fetch(1, timeout=0.25)
             if not msgs:
                 slots.release()
                 continue
@@ -110,9 +98,7 @@ async def consume_dreams(
         for t in list(running):
             t.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        # Left subscribed, the fetch inbox holds the connection's drain until its timeout.
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()
+        await pull.close()
 
 
 async def _dream(dreamer: Dreamer, m: Msg, slots: asyncio.Semaphore, dead: DeadLetters) -> None:

@@ -21,7 +21,6 @@ from typing import Any
 
 import httpx
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from pydantic import SecretStr
 
@@ -39,6 +38,7 @@ from mnemo_runtime import metrics
 from mnemo_runtime.bus import MSG_ID_HEADER
 from mnemo_runtime.deadletters import DeadLetters, Letter, redrive_loop
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.work import DurablePull
 from mnemo_schema.subjects import (
     DELIVERY_DURABLE,
     FANOUT_DURABLE,
@@ -96,24 +96,14 @@ class Dispatcher:
         handle: Callable[[Msg], Awaitable[None]],
         stop: asyncio.Event,
     ) -> None:
-        sub = await self._js.pull_subscribe(
-            filter_subject, durable=durable, stream=WEBHOOK_STREAM,
-            config=consumer(filter_subject, durable, ack_wait),
-        )  # fmt: skip
+        # Bound again after any outage of the bus: the work stays in the stream meanwhile.
+        pull = DurablePull(self._js, consumer(filter_subject, durable, ack_wait), WEBHOOK_STREAM)
         try:
             while not stop.is_set():
-                try:
-                    msgs = await sub.fetch(self._s.concurrency, timeout=0.5)
-                except (TimeoutError, NatsTimeout):
-                    continue
-                except Exception as err:  # NATS away: the work stays in the stream
-                    log.warning("webhook.fetch_failed", durable=durable, error=repr(err))
-                    await asyncio.sleep(1.0)
-                    continue
+                msgs = await pull.fetch(self._s.concurrency, timeout=0.5)
                 await asyncio.gather(*(self._safely(handle, m) for m in msgs))
         finally:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+            await pull.close()
 
     async def _safely(self, handle: Callable[[Msg], Awaitable[None]], msg: Msg) -> None:
         try:
