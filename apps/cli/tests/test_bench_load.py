@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Any
 
 import pytest
 
+from mnemo_cli.bench_cpu import parse_stat, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSizes, rows
 from mnemo_cli.bench_traffic import Corpus, drained, percentiles
 from mnemo_schema.subjects import partition_of
+
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def test_messages_cycle_the_turns_without_repeating_one() -> None:
@@ -71,19 +75,22 @@ def _reads(p50: float, tail: float) -> dict[str, dict[str, float]]:
     return {"get_context": f, "prefetch": f, "chat": f}
 
 
+COST = {"seconds": 10.0, "cpu_s": {"memory": 4.0, "postgres": 2.0}, "host_load": [1.0, 2.5]}
+
+
 def _result() -> dict[str, Any]:
     fresh = {"n": 5, "p50_ms": 400.0, "p95_ms": 500.0, "p99_ms": 600.0, "max_ms": 600.0}
     load = {"achieved_msg_per_s": 990.0}
     probes = {"observation_ms": fresh | {"not_found": 1}, "search_ms": fresh}
     return {
-        "formation": {"messages": 20000, "msg_per_s": 123.4},
+        "formation": {"messages": 20000, "msg_per_s": 123.4, "cost": COST},
         "freshness": {"load": {"achieved_msg_per_s": 61.0}, **probes},
-        "quiet": {"1000": {"reads": _reads(10.0, 20.0)}},
-        "loaded": {"1000": {"reads": _reads(12.0, 30.0), "load": load}},
+        "quiet": {"1000": {"reads": _reads(10.0, 20.0), "cost": COST}},
+        "loaded": {"1000": {"reads": _reads(12.0, 30.0), "load": load, "cost": COST}},
         "burst": {"messages": 20000},
         "chat": {"messages": 5, "reached_s": 0.8, "drained_after_reached_s": 2.5,
                  "drained_after_post_s": 3.3},
-        "fairness": {"a_pending_units": [40000, 38000], "other_partition": probes,
+        "fairness": {"a_unfinished_units": [40000, 38000], "other_partition": probes,
                      "same_partition": probes},
     }  # fmt: skip
 
@@ -94,6 +101,8 @@ def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
     loaded = next(v for k, v in table.items() if k.startswith("get_context") and "990" in k)
     assert loaded == "12.0 / 30.0 ms (1.50x)"
     assert any("40,000 -> 38,000" in k for k in table)
+    assert table["  ... CPU ms per message formed"] == "memory 0.2, postgres 0.1"
+    assert table["  ... cores used (quiet reads)"] == "memory 0.40, postgres 0.20"
     assert table["  ... its queue drains, from the deriver reaching it / from its post"] == (
         "2.5 / 3.3 s"
     )
@@ -145,3 +154,13 @@ async def test_the_lean_client_speaks_http_and_reopens_an_idle_connection(close:
     server.close()
     assert seen == [b"GET /x?tokens=2000 HTTP/1.1 ", b'POST /y HTTP/1.1 {"b": 2}',
                     b"DELETE /z HTTP/1.1 "]  # fmt: skip
+
+
+def test_cpu_time_from_proc_stat_fields() -> None:
+    # /proc/<pid>/stat after "(comm)": state ppid ... utime(14) stime(15) cutime(16) cstime(17)
+    fields = ["S", "42", *["0"] * 9, "250", "50", "100", "0", *["0"] * 30]
+    parent, own, children = parse_stat(fields)
+    assert (
+        parent == 42 and own == pytest.approx(300 / TICK) and children == pytest.approx(100 / TICK)
+    )
+    assert spent({"api": 1.0, "gone": 2.0}, {"api": 3.5, "new": 1.0}) == {"api": 2.5}

@@ -21,7 +21,6 @@ from mnemo_cli.bench_traffic import (
     Corpus,
     PacedLoad,
     drained,
-    host_load,
     percentiles,
     post_flat_out,
     queue,
@@ -105,12 +104,16 @@ async def freshness_under(
     load = PacedLoad(url, ws, "load", corpus, rate, batch=batch, clients=2)
     await load.start()
     await asyncio.sleep(2.0)  # the load settles in
-    before = host_load()
     fresh = await probes(conn, ws, samples, timeout)
     achieved = await load.stop()
     await wait_drained(conn, ws, timeout * 4)
     conn.close()
-    return {"load": achieved, **fresh, "host_load": [before, host_load()]}
+    return {"load": achieved, **fresh}
+
+
+def _unfinished(status: dict[str, Any]) -> int:
+    """Units pending or in progress."""
+    return int(status["pending_work_units"]) + int(status["in_progress_work_units"])
 
 
 async def _first_taken(conn: Conn, ws: str, session: str) -> bool:
@@ -138,7 +141,6 @@ async def chat_after_burst(
     beside = workspace_id("lb-beside", partitions, home.__eq__)
     for ws in (apart, beside):
         await probe_session(conns[0], await workspace(conns[0], ws, []))
-    loadavg = host_load()
     posted = await post_flat_out(conns, a, "history", corpus, burst)
     started = time.perf_counter()
     for m in corpus.messages(len(corpus.turns) // 2, chat):
@@ -154,10 +156,10 @@ async def chat_after_burst(
             reached = reached or drain
             break
         await asyncio.sleep(0.05)
-    pending_before = (await queue(conns[1], a))["pending_work_units"]
+    unfinished_before = _unfinished(await queue(conns[1], a))
     other = await probes(conns[0], apart, samples, timeout)
-    same = await probes(conns[0], beside, max(1, samples // 3), timeout)
-    pending_after = (await queue(conns[1], a))["pending_work_units"]
+    same = await probes(conns[0], beside, max(1, samples // 5), timeout)
+    unfinished_after = _unfinished(await queue(conns[1], a))
     for conn in conns:
         conn.close()
 
@@ -165,12 +167,12 @@ async def chat_after_burst(
         return t - origin if t is not None and origin is not None else None
 
     return {
-        "burst": {"messages": burst, "post_s": posted, "host_load": loadavg},
+        "burst": {"messages": burst, "post_s": posted},
         "chat": {
             "messages": chat, "post_s": sent - started, "reached_s": since(reached, sent),
             "drained_after_post_s": since(drain, sent),
             "drained_after_reached_s": since(drain, reached),
         },
-        "fairness": {"a_pending_units": [pending_before, pending_after],
+        "fairness": {"a_unfinished_units": [unfinished_before, unfinished_after],
                      "other_partition": other, "same_partition": same},
     }  # fmt: skip

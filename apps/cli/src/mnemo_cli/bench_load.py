@@ -36,12 +36,12 @@ from urllib.parse import urlencode
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from mnemo_cli.bench_cpu import Meter
 from mnemo_cli.bench_formation import chat_after_burst, formation, freshness_under
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_traffic import (
     Corpus,
     PacedLoad,
-    host_load,
     percentiles,
     post_flat_out,
     wait_drained,
@@ -126,7 +126,7 @@ def _summary(lat: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 
 async def reads_under_load(
-    url: str, spaces: dict[int, str], corpus: Corpus, sizes: LoadSizes
+    settings: InfraSettings, url: str, spaces: dict[int, str], corpus: Corpus, sizes: LoadSizes
 ) -> dict[int, dict[str, Any]]:
     """Each size's reads while ``load_rate`` messages/s go to another session of its workspace."""
     conn = await Conn.open(url)
@@ -135,17 +135,19 @@ async def reads_under_load(
         load = PacedLoad(url, ws, "load", corpus, sizes.load_rate, start_at=n)
         await load.start()
         await asyncio.sleep(1.0)  # the load reaches its rate
-        before = host_load()
+        meter = Meter(settings)
         until = time.perf_counter() + sizes.load_seconds - 1.0
         lat = await read_rounds(conn, [ws], corpus.questions, until=until)
         achieved = await load.stop()
-        out[n] = {"reads": _summary(lat[ws]), "load": achieved, "host_load": [before, host_load()]}
+        out[n] = {"reads": _summary(lat[ws]), "load": achieved, "cost": meter.read()}
     conn.close()
     return out
 
 
-async def run(url: str, sizes: LoadSizes, partitions: int) -> dict[str, Any]:
-    """Every load figure, in order; the results."""
+async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, Any]:
+    """Every load figure, in order, on the stack at ``url``; the results, each with its cost
+    (wall seconds, each process's CPU seconds, the host's load)."""
+    partitions = settings.partitions or DEFAULT_PARTITIONS
     corpus = Corpus.locomo()
     conns = [await Conn.open(url) for _ in range(4)]
     tag = uuid.uuid4().hex[:6]
@@ -158,26 +160,31 @@ async def run(url: str, sizes: LoadSizes, partitions: int) -> dict[str, Any]:
         await post_flat_out(conns, spaces[n], "history", corpus, n)
         await wait_drained(conns[0], spaces[n], sizes.timeout_s)
     print(f"load: formation, {large:,} messages flat out until all formed ...", flush=True)
-    loadavg = host_load()
+    meter = Meter(settings)
     result["formation"] = await formation(conns, spaces[large], corpus, large, 0, sizes.timeout_s)
-    result["formation"]["host_load"] = [loadavg, host_load()]
+    result["formation"]["cost"] = meter.read()
     half = result["formation"]["msg_per_s"] / 2
     print(f"load: freshness at half that rate ({half:.0f} msg/s) ...", flush=True)
+    meter = Meter(settings)
     result["freshness"] = await freshness_under(
         url, corpus, half, sizes.freshness_samples, timeout=60.0
     )
+    result["freshness"]["cost"] = meter.read()
     print("load: reads on the quiet stack ...", flush=True)
-    loadavg = host_load()
+    meter = Meter(settings)
     quiet = await read_rounds(conns[0], list(spaces.values()), corpus.questions,
                               rounds=sizes.read_samples)  # fmt: skip
-    result["quiet"] = {n: {"reads": _summary(quiet[ws]), "host_load": [loadavg, host_load()]}
+    cost = meter.read()
+    result["quiet"] = {n: {"reads": _summary(quiet[ws]), "cost": cost}
                        for n, ws in spaces.items()}  # fmt: skip
     print(f"load: a burst of {sizes.burst:,}, then a {sizes.chat}-message chat ...", flush=True)
+    meter = Meter(settings)
     result |= await chat_after_burst(
         url, corpus, sizes.burst, sizes.chat, partitions, sizes.fairness_samples, timeout=120.0
     )
+    result["burst"]["cost"] = meter.read()
     print(f"load: reads while {sizes.load_rate:.0f} msg/s are posted ...", flush=True)
-    result["loaded"] = await reads_under_load(url, spaces, corpus, sizes)
+    result["loaded"] = await reads_under_load(settings, url, spaces, corpus, sizes)
     for conn in conns:
         conn.close()
     return result
@@ -198,9 +205,21 @@ def _found(f: dict[str, Any]) -> str:
     return f"n {f['n']}" + (f", {missed} never" if missed else "")
 
 
+def _cores(label: str, cost: dict[str, Any]) -> tuple[str, str, str]:
+    """Where the CPU went during a figure: each process's cores, and the host's load."""
+    seconds = cost["seconds"] or 1.0
+    used = ", ".join(f"{k} {v / seconds:.2f}" for k, v in cost["cpu_s"].items())
+    return (f"  ... cores used ({label})", used or "n/a", f"host load {cost['host_load'][-1]}")
+
+
 def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[str, str, str]]:
+    cpu = form["cost"]["cpu_s"]
+    per = ", ".join(f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres")
+                    if k in cpu)  # fmt: skip
     out = [(f"memory formation, {form['messages']:,} msgs flat out until all formed",
-            f"{form['msg_per_s']:.0f} msg/s", "")]  # fmt: skip
+            f"{form['msg_per_s']:.0f} msg/s", ""),
+           ("  ... CPU ms per message formed", per or "n/a", ""),
+           _cores("formation", form["cost"])]  # fmt: skip
     rate = fresh["load"]["achieved_msg_per_s"]
     for kind, label, target in (("observation_ms", "an observation", "p50 <= 1000 ms"),
                                 ("search_ms", "found by search", "")):  # fmt: skip
@@ -230,6 +249,9 @@ def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str,
             out.append((f"{label}, history {int(n):,}: at {rate:.0f} msg/s, {shown} (x quiet)",
                         f"{_ms(lo, *keys)} ({ratio:.2f}x)",
                         f"{target} (<= 1.5x)" if target else ""))  # fmt: skip
+        out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
+    if quiet:
+        out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"]))
     return out
 
 
@@ -241,11 +263,11 @@ def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
         ("  ... its queue drains, from the deriver reaching it / from its post",
          _s(chat["drained_after_reached_s"], chat["drained_after_post_s"]), "<= 10 s"),
     ]  # fmt: skip
-    pending = " -> ".join(f"{p:,}" for p in fair["a_pending_units"])
+    pending = " -> ".join(f"{p:,}" for p in fair["a_unfinished_units"])
     for key, label, target in (("other_partition", "another partition", "p50 <= 1000 ms"),
                                ("same_partition", "A's partition", "")):  # fmt: skip
         f = fair[key]["observation_ms"]
-        out.append((f"fairness, A {pending} units pending: B in {label}, accepted -> an"
+        out.append((f"fairness, A {pending} units to do: B in {label}, accepted -> an"
                     f" observation, p50 / max ({_found(f)})", _ms(f, "p50_ms", "max_ms"),
                     target))  # fmt: skip
     return out
@@ -270,8 +292,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = LoadSizes(**args)
     from mnemo_cli.local import gateway_url
 
-    partitions = InfraSettings().partitions or DEFAULT_PARTITIONS
-    result = asyncio.run(run(gateway_url(), sizes, partitions))
+    result = asyncio.run(run(InfraSettings(), sizes, gateway_url()))
     for name, value, target in rows(result):
         print(f"| {name} | {value} | {target} |")
     out = Path("bench-out")

@@ -26,7 +26,6 @@ from mnemo_cli.keys import auth_headers
 from mnemo_cli.local import gateway_url, grpc_address, stop, up
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.stack import local_api_key
-from mnemo_schema.subjects import DEFAULT_PARTITIONS
 
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
 
@@ -175,9 +174,8 @@ async def bench(
     """
     # Without the memory benchmarks, the write path alone: no memory process competes.
     await asyncio.to_thread(up, settings, 90.0, memory)
-    partitions = settings.partitions or DEFAULT_PARTITIONS
     if load == "only":
-        figures = await bench_load.run(gateway_url(), bench_load.LoadSizes(), partitions)
+        figures = await bench_load.run(settings, bench_load.LoadSizes(), gateway_url())
         _table(bench_load.rows(figures))
         return _write({"load": figures})
     limits = httpx.Limits(max_connections=clients * 2)
@@ -209,7 +207,7 @@ async def bench(
     # write path, which stops the memory process.
     load_figures: dict[str, Any] = {}
     if memory and load == "with":
-        load_figures = await bench_load.run(gateway_url(), bench_load.LoadSizes(), partitions)
+        load_figures = await bench_load.run(settings, bench_load.LoadSizes(), gateway_url())
     url = gateway_url()
     runs: dict[str, dict[str, dict[str, float]]] = {}
     grpc_figures: dict[str, Any] = {}

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,11 +70,6 @@ def percentiles(values_ms: Sequence[float]) -> dict[str, float]:
     p50, p95, p99 = np.percentile(np.asarray(values_ms), [50, 95, 99])
     return {"n": len(values_ms), "p50_ms": float(p50), "p95_ms": float(p95),
             "p99_ms": float(p99), "max_ms": float(max(values_ms))}  # fmt: skip
-
-
-def host_load() -> float:
-    """The host's one-minute load average: how busy the shared cores were."""
-    return round(os.getloadavg()[0], 2)
 
 
 async def workspace(conn: Conn, ws: str, sessions: Sequence[str]) -> str:

@@ -261,15 +261,18 @@ def stop(settings: InfraSettings, name: str) -> bool:
     return stop_pid(run / f"{name}.pid")
 
 
+def processes(settings: InfraSettings) -> dict[str, int | None]:
+    """Each process of the local stack and its PID (None: not running): Mnemo's, ``nats``,
+    ``postgres`` (the server's first process; its backends are its children)."""
+    nats, pg, run = _paths(settings.state_dir)
+    mnemo: dict[str, int | None] = {
+        name: pid for name, f in pidfiles(run).items() if (pid := read_pid(f))
+    }
+    return {**(mnemo or {"mnemo": None}), "nats": read_pid(nats.pidfile),
+            "postgres": read_pid(pg.pidfile)}  # fmt: skip
+
+
 def status(settings: InfraSettings) -> None:
     """Print what runs."""
-    nats, pg, run = _paths(settings.state_dir)
-    mnemo: list[tuple[str, int | None]] = [
-        (name, pid) for name, f in pidfiles(run).items() if (pid := read_pid(f))
-    ]
-    for name, pid in [
-        *(mnemo or [("mnemo", None)]),
-        ("nats", read_pid(nats.pidfile)),
-        ("postgres", read_pid(pg.pidfile)),
-    ]:
+    for name, pid in processes(settings).items():
         print(f"{name:9} {'pid ' + str(pid) if pid else 'not running'}")
