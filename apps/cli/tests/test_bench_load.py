@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,19 +14,34 @@ from mnemo_cli.bench_cpu import parse_stat, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSizes, rows
-from mnemo_cli.bench_traffic import Corpus, drained, percentiles
+from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
+from mnemo_runtime.deriver_contract import BatchMessage
+from mnemo_runtime.models.local.deriver import derive
 from mnemo_schema.subjects import partition_of
 
 TICK = os.sysconf("SC_CLK_TCK")
 
 
 def test_messages_cycle_the_turns_without_repeating_one() -> None:
-    corpus = Corpus([("user", "I moved."), ("assistant", "Where to?")], ["q?"])
+    corpus = Corpus([("user", "I moved. I love it!"), ("assistant", "Where to")], ["q?"])
     got = corpus.messages(0, 5)
     assert [m["peer_id"] for m in got] == ["user", "assistant", "user", "assistant", "user"]
-    assert got[0]["content"] == "I moved." and got[2]["content"] == "I moved. (#1)"
+    assert got[0]["content"] == "I moved. I love it!"
+    assert got[2]["content"] == "I moved (take 2). I love it (take 2)!"
+    assert got[3]["content"] == "Where to (take 2)"
     assert len({m["content"] for m in corpus.messages(0, 40)}) == 40
     assert corpus.messages(3, 2) == got[3:5]
+
+
+def test_a_retold_turn_derives_new_observations() -> None:
+    when = datetime(2025, 5, 1, tzinfo=UTC)
+    text = "I adopted a dog named Rex. Last Friday I went to Lisbon!"
+    facts = [
+        [o.fact for o in derive("user", [BatchMessage(0, "user", t, when)]).observations]
+        for t in (text, retold(text, 1))
+    ]
+    assert len(facts[0]) == len(facts[1]) == 2
+    assert not set(facts[0]) & set(facts[1])
 
 
 def test_the_locomo_corpus_or_generated_sentences() -> None:

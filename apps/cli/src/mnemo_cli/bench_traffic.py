@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,15 +53,27 @@ class Corpus:
         return cls(turns, questions)
 
     def messages(self, start: int, n: int) -> list[dict[str, str]]:
-        """Messages ``start`` to ``start + n`` of an endless run of the turns; a turn seen
-        again carries its round, so that no two messages are alike."""
+        """Messages ``start`` to ``start + n`` of an endless run of the turns."""
         out = []
         for i in range(start, start + n):
             peer, text = self.turns[i % len(self.turns)]
-            if i >= len(self.turns):
-                text = f"{text} (#{i // len(self.turns)})"
-            out.append({"peer_id": peer, "content": text})
+            out.append({"peer_id": peer, "content": retold(text, i // len(self.turns))})
         return out
+
+
+_SENTENCE_END = re.compile(r"([.!?]+)(\s|$)")
+
+
+def retold(text: str, round_: int) -> str:
+    """``text`` told again for the ``round_``-th time (0: as it is): every sentence carries the
+    round, so that what is derived from it is new too, not a duplicate of the first telling
+    (which the memory projection would only count)."""
+    if not round_:
+        return text
+    mark = f" (take {round_ + 1})"
+    if not _SENTENCE_END.search(text):
+        return text + mark
+    return _SENTENCE_END.sub(lambda m: f"{mark}{m.group(1)}{m.group(2)}", text)
 
 
 def percentiles(values_ms: Sequence[float]) -> dict[str, float]:
