@@ -71,8 +71,13 @@ async def probe(conn: Conn, ws: str, n: int, timeout: float = 60.0) -> dict[str,
 
 
 async def probes(conn: Conn, ws: str, samples: int, timeout: float) -> dict[str, Any]:
-    """``samples`` probes one after another; the percentiles of each kind of freshness."""
-    got = [await probe(conn, ws, i, timeout) for i in range(samples)]
+    """``samples`` probes one after another; the percentiles of each kind of freshness. Two
+    probes in a row never found end the run (the rest count as never found)."""
+    got: list[dict[str, float | None]] = []
+    for i in range(samples):
+        got.append(await probe(conn, ws, i, timeout))
+        if len(got) >= 2 and all(g["observation_ms"] is None for g in got[-2:]):
+            break
     out: dict[str, Any] = {}
     for kind in ("observation_ms", "search_ms"):
         values = [v for g in got if (v := g[kind]) is not None]
@@ -85,12 +90,15 @@ async def formation(
     conns: list[Conn], ws: str, corpus: Corpus, n: int, start: int, timeout: float
 ) -> dict[str, float]:
     """Post ``n`` messages flat out to ``ws``'s history; messages/s from the first POST until
-    the queue counts every unit completed (derived, applied and searchable)."""
+    the queue counts every unit completed (derived, applied and searchable). Past
+    ``timeout``, the rate of the share of units completed by then (``drained`` False)."""
     began = time.perf_counter()
     posted = await post_flat_out(conns, ws, "history", corpus, n, start)
-    await wait_drained(conns[0], ws, timeout)
+    queue = await wait_drained(conns[0], ws, timeout)
     took = time.perf_counter() - began
-    return {"messages": n, "post_s": posted, "seconds": took, "msg_per_s": n / took}
+    formed = n * queue["completed_units"] / max(queue["total_units"], 1)
+    return {"messages": n, "post_s": posted, "seconds": took, "msg_per_s": formed / took,
+            "drained": queue["drained"], "formed": round(formed)}  # fmt: skip
 
 
 async def freshness_under(

@@ -158,7 +158,9 @@ async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, 
     for n in small:
         print(f"load: a history of {n:,} messages ...", flush=True)
         await post_flat_out(conns, spaces[n], "history", corpus, n)
-        await wait_drained(conns[0], spaces[n], sizes.timeout_s)
+        result.setdefault("histories", {})[n] = await wait_drained(
+            conns[0], spaces[n], sizes.timeout_s
+        )
     print(f"load: formation, {large:,} messages flat out until all formed ...", flush=True)
     meter = Meter(settings)
     result["formation"] = await formation(conns, spaces[large], corpus, large, 0, sizes.timeout_s)
@@ -216,7 +218,8 @@ def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[s
     cpu = form["cost"]["cpu_s"]
     per = ", ".join(f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres")
                     if k in cpu)  # fmt: skip
-    out = [(f"memory formation, {form['messages']:,} msgs flat out until all formed",
+    until = "all formed" if form.get("drained", True) else f"{form['formed']:,} formed (timeout)"
+    out = [(f"memory formation, {form['messages']:,} msgs flat out until {until}",
             f"{form['msg_per_s']:.0f} msg/s", ""),
            ("  ... CPU ms per message formed", per or "n/a", ""),
            _cores("formation", form["cost"])]  # fmt: skip

@@ -125,15 +125,19 @@ def drained(status: dict[str, Any]) -> bool:
 
 async def wait_drained(
     conn: Conn, ws: str, timeout: float, session: str | None = None, every: float = 0.5
-) -> float:
-    """Seconds until the queue of ``ws`` (or of one session) has drained; TimeoutError after
-    ``timeout``."""
+) -> dict[str, Any]:
+    """Wait until the queue of ``ws`` (or of one session) has drained, or ``timeout`` has
+    passed; the seconds waited, whether it drained, and its units completed and in all."""
     began = time.perf_counter()
-    while time.perf_counter() - began < timeout:
-        if drained(await queue(conn, ws, session)):
-            return time.perf_counter() - began
+    while True:
+        status = await queue(conn, ws, session)
+        done = drained(status)
+        waited = time.perf_counter() - began
+        if done or waited >= timeout:
+            return {"seconds": waited, "drained": done,
+                    "completed_units": int(status["completed_work_units"]),
+                    "total_units": int(status["total_work_units"])}  # fmt: skip
         await asyncio.sleep(every)
-    raise TimeoutError(f"the queue of {ws} did not drain within {timeout:.0f}s")
 
 
 @dataclass
