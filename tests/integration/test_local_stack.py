@@ -69,6 +69,13 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
             "read": os.SCHED_OTHER,
             "memory": os.SCHED_IDLE,
         }
+        # ... and so does its scheduling group, which the kernel weighs before the policy.
+        if Path("/proc/self/autogroup").exists():
+            groups = {
+                name: int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+                for name, pid in pids.items()
+            }
+            assert groups == {"api": 0, "projector": 0, "read": 0, "memory": 19}, groups
         assert json.loads((state / "run" / "stack.json").read_text()) == {
             "nats_url": own_nats, "database_url": fresh_database,
             "gateway_url": f"http://127.0.0.1:{port}",

@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from mnemo_cli.local import MEMORY_PRIORITY, background_priority
 
 PROBE = "import os; print(os.sched_getscheduler(0), os.nice(0))"
+GROUP = "print(open('/proc/self/autogroup').read().split()[-1])"
+AUTOGROUPS = Path("/proc/self/autogroup").exists()
 
 
 def _child(value: str) -> tuple[int, int]:
@@ -20,6 +23,19 @@ def _child(value: str) -> tuple[int, int]:
     )  # fmt: skip
     policy, niceness = done.stdout.split()
     return int(policy), int(niceness)
+
+
+def _group_niceness(value: str, session: bool) -> int:
+    """The niceness of the scheduling group of a child started as ``up`` starts them."""
+    done = subprocess.run(
+        [sys.executable, "-c", GROUP], preexec_fn=background_priority(value),
+        start_new_session=session, capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    return int(done.stdout)
+
+
+def _own_group_niceness() -> int:
+    return int(Path("/proc/self/autogroup").read_text().split()[-1])
 
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
@@ -34,6 +50,25 @@ def test_a_niceness_is_added_to_the_childs() -> None:
     policy, niceness = _child("7")
     assert niceness == min(base + 7, 19)
     assert policy == os.sched_getscheduler(0)
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="a kernel without autogroups")
+@pytest.mark.parametrize(("value", "niceness"), [("idle", 19), ("7", 7)])
+def test_a_session_leaders_scheduling_group_takes_the_priority_too(
+    value: str, niceness: int
+) -> None:
+    # The scheduler shares the CPU between groups first: the group must yield, not only the
+    # process inside it.
+    ours = _own_group_niceness()
+    assert _group_niceness(value, session=True) == niceness
+    assert _own_group_niceness() == ours
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="a kernel without autogroups")
+def test_a_child_in_its_parents_session_leaves_the_shared_group_alone() -> None:
+    ours = _own_group_niceness()
+    assert _group_niceness("idle", session=False) == ours
+    assert _own_group_niceness() == ours
 
 
 def test_normal_leaves_the_child_alone() -> None:

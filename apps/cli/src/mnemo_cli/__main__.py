@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the memory benchmarks and, on a stack it starts, the memory process",
     )
+    b.add_argument(
+        "--load",
+        choices=("with", "only", "skip"),
+        default="with",
+        help="the figures under load (reads while messages pour in, memory formation, fairness):"
+        " with the rest, only them, or skip them; their sizes: python -m mnemo_cli.bench_load -h",
+    )
     return p
 
 
@@ -140,6 +147,7 @@ def main(argv: list[str] | None = None) -> None:
                 clients=args.clients,
                 vectors=args.vectors,
                 memory=not args.write_path_only,
+                load=args.load,
             )
         )
     else:  # pragma: no cover - argparse guards this

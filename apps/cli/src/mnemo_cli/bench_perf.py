@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 
-from mnemo_cli import bench_context, bench_grpc
+from mnemo_cli import bench_context, bench_grpc, bench_load
+from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_memory import embedding, freshness
 from mnemo_cli.bench_storage import compare_stores
 from mnemo_cli.keys import auth_headers
@@ -29,51 +30,9 @@ from mnemo_runtime.stack import local_api_key
 SENTENCE = "I finally moved to Lisbon last week and the light here is wonderful in the evenings."
 
 
-class _Conn:
-    """A keep-alive HTTP/1.1 connection that does only what the load needs.
-
-    The load runs on the machine it measures: a full client (httpx) spent about 3 ms of CPU per
-    request here, as much as a third of what the server spends, and took it from the server.
-    """
-
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: str | None
-    ) -> None:
-        self._r, self._w = reader, writer
-        self._auth = b"Authorization: Bearer %s\r\n" % key.encode() if key else b""
-
-    @classmethod
-    async def open(cls, url: str) -> _Conn:
-        host, _, port = url.removeprefix("http://").partition(":")
-        key = local_api_key(InfraSettings().state_dir)
-        return cls(*await asyncio.open_connection(host, int(port or 80)), key)
-
-    async def post(self, path: str, body: object) -> bytes:
-        """POST JSON; the response body, or RuntimeError on a status >= 300."""
-        data = json.dumps(body).encode()
-        self._w.write(
-            b"POST %s HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n%s"
-            b"Content-Length: %d\r\n\r\n%s" % (path.encode(), self._auth, len(data), data)
-        )
-        head = await self._r.readuntil(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n"):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        reply = await self._r.readexactly(length)
-        status = int(head.split(b" ", 2)[1])
-        if status >= 300:
-            raise RuntimeError(f"POST {path}: {status} {reply[:300]!r}")
-        return reply
-
-    def close(self) -> None:
-        self._w.close()
-
-
-async def _setup(url: str, clients: int) -> tuple[str, list[_Conn]]:
+async def _setup(url: str, clients: int) -> tuple[str, list[Conn]]:
     ws = f"bench-{uuid.uuid4().hex[:8]}"
-    conns = [await _Conn.open(url) for _ in range(clients)]
+    conns = [await Conn.open(url) for _ in range(clients)]
     await conns[0].post("/v3/workspaces", {"id": ws})
     for i in range(clients):
         body = {"id": f"s{i}", "peers": {"user": {}, "assistant": {"observe_others": True}}}
@@ -207,10 +166,18 @@ async def bench(
     clients: int = 4,
     vectors: int = 100_000,
     memory: bool = True,
+    load: str = "with",
 ) -> dict[str, object]:
-    """Run the benchmarks and print a table; results also go to bench-out/perf.json."""
+    """Run the benchmarks and print a table; results also go to bench-out/perf.json.
+
+    ``load``: ``with`` the figures under load (``bench_load``), ``only`` them, or ``skip``.
+    """
     # Without the memory benchmarks, the write path alone: no memory process competes.
     await asyncio.to_thread(up, settings, 90.0, memory)
+    if load == "only":
+        figures = await bench_load.run(settings, bench_load.LoadSizes(), gateway_url())
+        _table(bench_load.rows(figures))
+        return _write({"load": figures})
     limits = httpx.Limits(max_connections=clients * 2)
     headers = auth_headers(settings)
     async with httpx.AsyncClient(
@@ -236,6 +203,11 @@ async def bench(
                 "memory: the reads at 1,000 and 100,000 messages and observations ...", flush=True
             )
             context = await bench_context.run()
+    # After the other memory figures: the load leaves memory formation a backlog. Before the
+    # write path, which stops the memory process.
+    load_figures: dict[str, Any] = {}
+    if memory and load == "with":
+        load_figures = await bench_load.run(settings, bench_load.LoadSizes(), gateway_url())
     url = gateway_url()
     runs: dict[str, dict[str, dict[str, float]]] = {}
     grpc_figures: dict[str, Any] = {}
@@ -267,7 +239,19 @@ async def bench(
     ]  # fmt: skip
     if not memory:
         rows = rows[: 3 + len(bench_grpc.rows(grpc_figures))]
+    rows += bench_load.rows(load_figures)
     print(f"\nMnemo, {clients} concurrent clients, {seconds:.0f}s per write-path run\n")
+    _table(rows)
+    result: dict[str, object] = {
+        "clients": clients, "write_path": runs, "freshness": fresh,
+        "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
+        "vector_stores": stores, "reads": context, "grpc": grpc_figures, "load": load_figures,
+    }  # fmt: skip
+    return _write(result)
+
+
+def _table(rows: list[tuple[str, str, str]]) -> None:
+    """Print ``rows`` as a markdown table."""
     w1, w2, w3 = (
         max(len(r[i]) for r in [("benchmark", "result", "target"), *rows]) for i in range(3)
     )
@@ -275,11 +259,10 @@ async def bench(
     print(f"|{'-' * (w1 + 2)}|{'-' * (w2 + 2)}|{'-' * (w3 + 2)}|")
     for name, value, target in rows:
         print(f"| {name:<{w1}} | {value:>{w2}} | {target:>{w3}} |")
-    result: dict[str, object] = {
-        "clients": clients, "write_path": runs, "freshness": fresh,
-        "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
-        "vector_stores": stores, "reads": context, "grpc": grpc_figures,
-    }  # fmt: skip
+
+
+def _write(result: dict[str, object]) -> dict[str, object]:
+    """``result`` to bench-out/perf.json; ``result``."""
     out = Path("bench-out")
     out.mkdir(exist_ok=True)
     (out / "perf.json").write_text(json.dumps(result, indent=2))

@@ -1,0 +1,94 @@
+"""CPU time the local stack's processes spend, read from /proc (Linux; nothing elsewhere).
+
+On shared cores a latency says as much about the neighbours as about Mnemo; the CPU seconds each
+process spent on a piece of work say where its time went, whoever else ran meanwhile. Postgres
+counts its server process, its live backends and the backends that have exited (reaped into
+the server's children's time).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mnemo_cli.local import processes
+from mnemo_runtime.settings import InfraSettings
+
+_PROC = Path("/proc")
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _fields(pid: int) -> list[str] | None:
+    try:
+        text = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # The command name may hold spaces and parentheses: the fields start after its last ")".
+    return text.rsplit(")", 1)[1].split()
+
+
+def parse_stat(fields: list[str]) -> tuple[int, float, float]:
+    """(parent pid, own CPU seconds, reaped children's CPU seconds) from /proc/<pid>/stat's
+    fields after the command name."""
+    own = (int(fields[11]) + int(fields[12])) / _TICK
+    children = (int(fields[13]) + int(fields[14])) / _TICK
+    return int(fields[1]), own, children
+
+
+def _tree(root: int) -> float:
+    """CPU seconds of ``root``, its reaped children and its live children."""
+    mine = _fields(root)
+    if mine is None:
+        return 0.0
+    _, own, reaped = parse_stat(mine)
+    total = own + reaped
+    for entry in _PROC.iterdir():
+        if entry.name.isdigit() and (f := _fields(int(entry.name))) is not None:
+            parent, child, _ = parse_stat(f)
+            if parent == root:
+                total += child
+    return total
+
+
+def stack_cpu(settings: InfraSettings) -> dict[str, float]:
+    """CPU seconds so far of each running process of the local stack, and of this one."""
+    if not _PROC.exists():
+        return {}
+    out: dict[str, float] = {}
+    for name, pid in processes(settings).items():
+        if pid is None:
+            continue
+        if name == "postgres":
+            out[name] = _tree(pid)
+        elif (f := _fields(pid)) is not None:
+            out[name] = parse_stat(f)[1]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out["bench"] = usage.ru_utime + usage.ru_stime
+    return out
+
+
+def spent(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:
+    """CPU seconds each process spent between two readings (those in both)."""
+    return {k: round(after[k] - before[k], 2) for k in after if k in before}
+
+
+class Meter:
+    """What a piece of work cost: wall seconds, each process's CPU seconds, the host's load."""
+
+    def __init__(self, settings: InfraSettings) -> None:
+        self._settings = settings
+        self._began = time.perf_counter()
+        self._cpu = stack_cpu(settings)
+        self._load = os.getloadavg()[0]
+
+    def read(self) -> dict[str, Any]:
+        """The cost since this meter was made."""
+        return {
+            "seconds": round(time.perf_counter() - self._began, 2),
+            "cpu_s": spent(self._cpu, stack_cpu(self._settings)),
+            "host_load": [round(self._load, 2), round(os.getloadavg()[0], 2)],
+        }

@@ -1,0 +1,307 @@
+"""Reads and memory formation under load, on the running local stack, through its HTTP API.
+
+The figures, in the order they are taken (each on workspaces of its own):
+
+1. formation: a history of ``histories`` messages posted flat out to each read workspace; the
+   largest one is timed from its first POST until its queue counts every unit completed
+   (derived, applied and searchable): messages per second fully formed.
+2. freshness while half that rate is posted to another session of the same workspace.
+3. the reads on the quiet stack (get_context with a search query, tokens=2000 and peer_target;
+   the dialectic's prefetch, as ``conclusions/query`` asks it of the same engine: the 12 best
+   observations within a cosine distance of 0.9; the peer chat with the local reasoner), the
+   sizes in alternation.
+4. a burst to workspace A, then a five-message chat in workspace C: when the deriver reaches
+   the chat and when its queue drains; then freshness in a workspace B of another partition,
+   and in one of A's partition, while A's backlog lasts.
+5. the same reads while ``load_rate`` messages/s are posted to another session of the same
+   workspace (memory formation busy meanwhile, with what is left of the burst and with the
+   load), side by side with the quiet figures of step 3.
+
+``python -m mnemo_cli.bench_load`` runs them alone (sizes from its flags or
+``MNEMO_BENCH_LOAD_*``); ``mnemo bench-perf`` runs them with the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from mnemo_cli.bench_cpu import Meter
+from mnemo_cli.bench_formation import chat_after_burst, formation, freshness_under
+from mnemo_cli.bench_http import Conn
+from mnemo_cli.bench_traffic import (
+    Corpus,
+    PacedLoad,
+    percentiles,
+    post_flat_out,
+    wait_drained,
+    workspace,
+)
+from mnemo_runtime.settings import InfraSettings
+from mnemo_schema.subjects import DEFAULT_PARTITIONS
+
+
+class LoadSizes(BaseSettings):
+    """How large each load figure is (``MNEMO_BENCH_LOAD_<FIELD>``)."""
+
+    model_config = SettingsConfigDict(env_prefix="MNEMO_BENCH_LOAD_")
+
+    histories: Annotated[list[int], NoDecode] = Field(default=[1_000, 20_000], min_length=1)
+    load_rate: float = Field(default=1_000.0, gt=0)
+    load_seconds: float = Field(default=15.0, gt=1)
+    read_samples: int = Field(default=200, ge=10)
+    freshness_samples: int = Field(default=20, ge=1)
+    burst: int = Field(default=20_000, ge=100)
+    chat: int = Field(default=5, ge=1)
+    fairness_samples: int = Field(default=10, ge=1)
+    timeout_s: float = Field(default=1_800.0, gt=0)
+
+    @field_validator("histories", mode="before")
+    @classmethod
+    def _listed(cls, value: object) -> object:
+        """``1000,20000`` from the environment or a flag."""
+        return [v for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+
+    @field_validator("histories")
+    @classmethod
+    def _ascending(cls, value: list[int]) -> list[int]:
+        if any(n < 100 for n in value):
+            raise ValueError("each history has at least 100 messages")
+        return sorted(value)
+
+
+def _context(ws: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
+    query = urlencode({"tokens": 2000, "peer_target": "user", "search_query": question})
+    return "GET", f"/v3/workspaces/{ws}/sessions/history/context?{query}", None
+
+
+def _prefetch(ws: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
+    body = {"query": question, "top_k": 12, "distance": 0.9,
+            "filters": {"observer_id": "user", "observed_id": "user"}}  # fmt: skip
+    return "POST", f"/v3/workspaces/{ws}/conclusions/query", body
+
+
+def _chat(ws: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
+    return "POST", f"/v3/workspaces/{ws}/peers/user/chat", {"query": question}
+
+
+READS = {"get_context": _context, "prefetch": _prefetch, "chat": _chat}
+CHAT_EVERY = 5  # a chat every fifth round: it costs several searches
+
+
+async def read_rounds(
+    conn: Conn, spaces: Sequence[str], questions: Sequence[str], *, rounds: int = 0,
+    until: float = 0.0,
+) -> dict[str, dict[str, list[float]]]:  # fmt: skip
+    """Rounds of reads (get_context, prefetch, every fifth a chat) for each workspace in
+    turn, one request at a time: ``rounds`` of them, or until ``until`` (perf_counter)."""
+    lat: dict[str, dict[str, list[float]]] = {ws: {k: [] for k in READS} for ws in spaces}
+    i = 0
+    while (i < rounds) if rounds else (time.perf_counter() < until):
+        question = questions[i % len(questions)]
+        for ws in spaces:
+            for kind, read in READS.items():
+                if kind == "chat" and i % CHAT_EVERY:
+                    continue
+                method, path, body = read(ws, question)
+                t = time.perf_counter()
+                await conn.request(method, path, body)
+                lat[ws][kind].append((time.perf_counter() - t) * 1000)
+        i += 1
+    return lat
+
+
+def _summary(lat: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    return {kind: percentiles(values) for kind, values in lat.items()}
+
+
+async def reads_under_load(
+    settings: InfraSettings, url: str, spaces: dict[int, str], corpus: Corpus, sizes: LoadSizes
+) -> dict[int, dict[str, Any]]:
+    """Each size's reads while ``load_rate`` messages/s go to another session of its workspace."""
+    conn = await Conn.open(url)
+    out: dict[int, dict[str, Any]] = {}
+    for n, ws in spaces.items():
+        load = PacedLoad(url, ws, "load", corpus, sizes.load_rate, start_at=n)
+        await load.start()
+        await asyncio.sleep(1.0)  # the load reaches its rate
+        meter = Meter(settings)
+        until = time.perf_counter() + sizes.load_seconds - 1.0
+        lat = await read_rounds(conn, [ws], corpus.questions, until=until)
+        achieved = await load.stop()
+        out[n] = {"reads": _summary(lat[ws]), "load": achieved, "cost": meter.read()}
+    conn.close()
+    return out
+
+
+async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, Any]:
+    """Every load figure, in order, on the stack at ``url``; the results, each with its cost
+    (wall seconds, each process's CPU seconds, the host's load)."""
+    partitions = settings.partitions or DEFAULT_PARTITIONS
+    corpus = Corpus.locomo()
+    conns = [await Conn.open(url) for _ in range(4)]
+    tag = uuid.uuid4().hex[:6]
+    spaces = {n: await workspace(conns[0], f"lb-read{n}-{tag}", ["history", "load"])
+              for n in sizes.histories}  # fmt: skip
+    result: dict[str, Any] = {"sizes": sizes.model_dump()}
+    *small, large = sizes.histories
+    for n in small:
+        print(f"load: a history of {n:,} messages ...", flush=True)
+        await post_flat_out(conns, spaces[n], "history", corpus, n)
+        result.setdefault("histories", {})[n] = await wait_drained(
+            conns[0], spaces[n], sizes.timeout_s
+        )
+    print(f"load: formation, {large:,} messages flat out until all formed ...", flush=True)
+    meter = Meter(settings)
+    result["formation"] = await formation(conns, spaces[large], corpus, large, 0, sizes.timeout_s)
+    result["formation"]["cost"] = meter.read()
+    half = result["formation"]["msg_per_s"] / 2
+    print(f"load: freshness at half that rate ({half:.0f} msg/s) ...", flush=True)
+    meter = Meter(settings)
+    result["freshness"] = await freshness_under(
+        url, corpus, half, sizes.freshness_samples, timeout=60.0
+    )
+    result["freshness"]["cost"] = meter.read()
+    print("load: reads on the quiet stack ...", flush=True)
+    meter = Meter(settings)
+    quiet = await read_rounds(conns[0], list(spaces.values()), corpus.questions,
+                              rounds=sizes.read_samples)  # fmt: skip
+    cost = meter.read()
+    result["quiet"] = {n: {"reads": _summary(quiet[ws]), "cost": cost}
+                       for n, ws in spaces.items()}  # fmt: skip
+    print(f"load: a burst of {sizes.burst:,}, then a {sizes.chat}-message chat ...", flush=True)
+    meter = Meter(settings)
+    result |= await chat_after_burst(
+        url, corpus, sizes.burst, sizes.chat, partitions, sizes.fairness_samples, timeout=120.0
+    )
+    result["burst"]["cost"] = meter.read()
+    print(f"load: reads while {sizes.load_rate:.0f} msg/s are posted ...", flush=True)
+    result["loaded"] = await reads_under_load(settings, url, spaces, corpus, sizes)
+    for conn in conns:
+        conn.close()
+    return result
+
+
+def _ms(f: dict[str, float], *keys: str) -> str:
+    return " / ".join(f"{f[k]:.1f}" for k in keys) + " ms"
+
+
+def _s(*seconds: float | None) -> str:
+    """Seconds, or ``never`` for what did not happen within the run's limit."""
+    return " / ".join("never" if s is None else f"{s:.1f}" for s in seconds) + " s"
+
+
+def _found(f: dict[str, Any]) -> str:
+    """How many probes a freshness figure has, and how many were never found."""
+    missed = f.get("not_found", 0)
+    return f"n {f['n']}" + (f", {missed} never" if missed else "")
+
+
+def _cores(label: str, cost: dict[str, Any]) -> tuple[str, str, str]:
+    """Where the CPU went during a figure: each process's cores, and the host's load."""
+    seconds = cost["seconds"] or 1.0
+    used = ", ".join(f"{k} {v / seconds:.2f}" for k, v in cost["cpu_s"].items())
+    return (f"  ... cores used ({label})", used or "n/a", f"host load {cost['host_load'][-1]}")
+
+
+def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[str, str, str]]:
+    cpu = form["cost"]["cpu_s"]
+    per = ", ".join(f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres")
+                    if k in cpu)  # fmt: skip
+    until = "all formed" if form.get("drained", True) else f"{form['formed']:,} formed (timeout)"
+    out = [(f"memory formation, {form['messages']:,} msgs flat out until {until}",
+            f"{form['msg_per_s']:.0f} msg/s", ""),
+           ("  ... CPU ms per message formed", per or "n/a", ""),
+           _cores("formation", form["cost"])]  # fmt: skip
+    rate = fresh["load"]["achieved_msg_per_s"]
+    for kind, label, target in (("observation_ms", "an observation", "p50 <= 1000 ms"),
+                                ("search_ms", "found by search", "")):  # fmt: skip
+        f = fresh[kind]
+        out.append((f"freshness at {rate:.0f} msg/s (half): accepted -> {label}, p50 / p99"
+                    f" ({_found(f)})", _ms(f, "p50_ms", "p99_ms"), target))  # fmt: skip
+    return out
+
+
+# Read -> (the percentiles shown, its label, its target).
+_READ_ROWS = {
+    "get_context": (("p50_ms", "p99_ms"), "get_context, search query, 2000 tokens", "p99 <= 25 ms"),
+    "prefetch": (("p50_ms", "p95_ms"), "dialectic prefetch (conclusions/query, 12)", ""),
+    "chat": (("p50_ms", "p95_ms"), "peer chat (local reasoner)", ""),
+}
+
+
+def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str, str, str]]:
+    out = []
+    for n in sorted(quiet, key=int):
+        rate = loaded[n]["load"]["achieved_msg_per_s"]
+        for kind, (keys, label, target) in _READ_ROWS.items():
+            shown = " / ".join(k.removesuffix("_ms") for k in keys)
+            q, lo = quiet[n]["reads"][kind], loaded[n]["reads"][kind]
+            ratio = lo[keys[-1]] / q[keys[-1]] if q[keys[-1]] else 0.0
+            out.append((f"{label}, history {int(n):,}: quiet, {shown}", _ms(q, *keys), ""))
+            out.append((f"{label}, history {int(n):,}: at {rate:.0f} msg/s, {shown} (x quiet)",
+                        f"{_ms(lo, *keys)} ({ratio:.2f}x)",
+                        f"{target} (<= 1.5x)" if target else ""))  # fmt: skip
+        out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
+    if quiet:
+        out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"]))
+    return out
+
+
+def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
+    chat, fair = r["chat"], r["fairness"]
+    out = [
+        (f"{chat['messages']}-msg chat after a {r['burst']['messages']:,} burst: the deriver"
+         " reaches it, from its post", _s(chat["reached_s"]), ""),
+        ("  ... its queue drains, from the deriver reaching it / from its post",
+         _s(chat["drained_after_reached_s"], chat["drained_after_post_s"]), "<= 10 s"),
+    ]  # fmt: skip
+    pending = " -> ".join(f"{p:,}" for p in fair["a_unfinished_units"])
+    for key, label, target in (("other_partition", "another partition", "p50 <= 1000 ms"),
+                               ("same_partition", "A's partition", "")):  # fmt: skip
+        f = fair[key]["observation_ms"]
+        out.append((f"fairness, A {pending} units to do: B in {label}, accepted -> an"
+                    f" observation, p50 / max ({_found(f)})", _ms(f, "p50_ms", "max_ms"),
+                    target))  # fmt: skip
+    return out
+
+
+def rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The load figures as rows of the benchmark table."""
+    if not r:
+        return []
+    return [*_formation_rows(r["formation"], r["freshness"]),
+            *_read_rows(r["quiet"], r["loaded"]), *_burst_rows(r)]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m mnemo_cli.bench_load``: the load figures alone, on the running stack."""
+    p = argparse.ArgumentParser(prog="python -m mnemo_cli.bench_load", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    for name, info in LoadSizes.model_fields.items():
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None,
+                       help=f"default {info.default}")  # fmt: skip
+    args = {k: v for k, v in vars(p.parse_args(argv)).items() if v is not None}
+    sizes = LoadSizes(**args)
+    from mnemo_cli.local import gateway_url
+
+    result = asyncio.run(run(InfraSettings(), sizes, gateway_url()))
+    for name, value, target in rows(result):
+        print(f"| {name} | {value} | {target} |")
+    out = Path("bench-out")
+    out.mkdir(exist_ok=True)
+    (out / "load.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

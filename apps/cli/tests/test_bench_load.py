@@ -1,0 +1,182 @@
+"""The load benchmark's parts that need no stack: its traffic, its figures, its table, its client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from mnemo_cli.bench_cpu import parse_stat, spent
+from mnemo_cli.bench_formation import workspace_id
+from mnemo_cli.bench_http import Conn
+from mnemo_cli.bench_load import LoadSizes, rows
+from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
+from mnemo_runtime.deriver_contract import BatchMessage
+from mnemo_runtime.models.local.deriver import derive
+from mnemo_schema.subjects import partition_of
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def test_messages_cycle_the_turns_without_repeating_one() -> None:
+    corpus = Corpus([("user", "I moved. I love it!"), ("assistant", "Where to")], ["q?"])
+    got = corpus.messages(0, 5)
+    assert [m["peer_id"] for m in got] == ["user", "assistant", "user", "assistant", "user"]
+    assert got[0]["content"] == "I moved. I love it!"
+    assert got[2]["content"] == "I moved (take 2). I love it (take 2)!"
+    assert got[3]["content"] == "Where to (take 2)"
+    assert len({m["content"] for m in corpus.messages(0, 40)}) == 40
+    assert corpus.messages(3, 2) == got[3:5]
+
+
+def test_a_retold_turn_derives_new_observations() -> None:
+    when = datetime(2025, 5, 1, tzinfo=UTC)
+    text = "I adopted a dog named Rex. Last Friday I went to Lisbon!"
+    facts = [
+        [o.fact for o in derive("user", [BatchMessage(0, "user", t, when)]).observations]
+        for t in (text, retold(text, 1))
+    ]
+    assert len(facts[0]) == len(facts[1]) == 2
+    assert not set(facts[0]) & set(facts[1])
+
+
+def test_the_locomo_corpus_or_generated_sentences() -> None:
+    corpus = Corpus.locomo()
+    assert len(corpus.turns) >= 1000 and corpus.questions
+    assert {peer for peer, _ in corpus.turns} == {"user", "assistant"}
+
+
+def test_percentiles() -> None:
+    got = percentiles([float(v) for v in range(1, 101)])
+    assert got["n"] == 100 and got["max_ms"] == 100.0
+    assert got["p50_ms"] == pytest.approx(50.5) and got["p99_ms"] == pytest.approx(99.01)
+    assert percentiles([])["n"] == 0
+
+
+def _status(total: int, pending: int, running: int) -> dict[str, int]:
+    return {"total_work_units": total, "pending_work_units": pending,
+            "in_progress_work_units": running}  # fmt: skip
+
+
+def test_a_queue_drains_when_it_has_work_and_none_left() -> None:
+    assert drained(_status(10, 0, 0))
+    assert not drained(_status(10, 0, 1)) and not drained(_status(10, 2, 0))
+    assert not drained(_status(0, 0, 0))  # nothing counted yet is not done
+
+
+def test_a_workspace_id_in_the_partition_asked_for() -> None:
+    home = partition_of("lb-a", 8)
+    apart = workspace_id("lb-b", 8, home.__ne__)
+    beside = workspace_id("lb-c", 8, home.__eq__)
+    assert partition_of(apart, 8) != home and partition_of(beside, 8) == home
+    assert apart.startswith("lb-b-")
+
+
+def test_sizes_from_the_environment_and_from_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMO_BENCH_LOAD_HISTORIES", "20000,1000")
+    monkeypatch.setenv("MNEMO_BENCH_LOAD_BURST", "500")
+    sizes = LoadSizes()
+    assert sizes.histories == [1000, 20000] and sizes.burst == 500
+    assert LoadSizes(histories="300", load_rate="50").histories == [300]  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least 100"):
+        LoadSizes(histories="10")  # type: ignore[arg-type]
+
+
+def _reads(p50: float, tail: float) -> dict[str, dict[str, float]]:
+    f = {"n": 100, "p50_ms": p50, "p95_ms": tail, "p99_ms": tail, "max_ms": tail}
+    return {"get_context": f, "prefetch": f, "chat": f}
+
+
+COST = {"seconds": 10.0, "cpu_s": {"memory": 4.0, "postgres": 2.0}, "host_load": [1.0, 2.5]}
+
+
+def _result() -> dict[str, Any]:
+    fresh = {"n": 5, "p50_ms": 400.0, "p95_ms": 500.0, "p99_ms": 600.0, "max_ms": 600.0}
+    load = {"achieved_msg_per_s": 990.0}
+    probes = {"observation_ms": fresh | {"not_found": 1}, "search_ms": fresh}
+    return {
+        "formation": {"messages": 20000, "msg_per_s": 123.4, "cost": COST},
+        "freshness": {"load": {"achieved_msg_per_s": 61.0}, **probes},
+        "quiet": {"1000": {"reads": _reads(10.0, 20.0), "cost": COST}},
+        "loaded": {"1000": {"reads": _reads(12.0, 30.0), "load": load, "cost": COST}},
+        "burst": {"messages": 20000},
+        "chat": {"messages": 5, "reached_s": 0.8, "drained_after_reached_s": 2.5,
+                 "drained_after_post_s": 3.3},
+        "fairness": {"a_unfinished_units": [40000, 38000], "other_partition": probes,
+                     "same_partition": probes},
+    }  # fmt: skip
+
+
+def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
+    table = {name: value for name, value, _ in rows(_result())}
+    assert table["memory formation, 20,000 msgs flat out until all formed"] == "123 msg/s"
+    loaded = next(v for k, v in table.items() if k.startswith("get_context") and "990" in k)
+    assert loaded == "12.0 / 30.0 ms (1.50x)"
+    assert any("40,000 -> 38,000" in k for k in table)
+    assert table["  ... CPU ms per message formed"] == "memory 0.2, postgres 0.1"
+    assert table["  ... cores used (quiet reads)"] == "memory 0.40, postgres 0.20"
+    assert table["  ... its queue drains, from the deriver reaching it / from its post"] == (
+        "2.5 / 3.3 s"
+    )
+    assert any("(n 5, 1 never)" in k for k in table)
+    assert rows({}) == []
+
+
+def test_what_never_happened_is_said_so_and_stays_json() -> None:
+    result = _result()
+    result["chat"]["reached_s"] = None
+    result["chat"]["drained_after_reached_s"] = None
+    again = json.loads(json.dumps(result, allow_nan=False))
+    table = {name: value for name, value, _ in rows(again)}
+    assert "never / 3.3 s" in table.values()
+    assert any(v == "never s" for v in table.values())
+
+
+async def _serve(replies: list[tuple[int, bytes]], seen: list[bytes], close: bool) -> Any:
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        while replies:
+            head = await r.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            seen.append(head.split(b"\r\n")[0] + b" " + await r.readexactly(length))
+            status, body = replies.pop(0)
+            w.write(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body))
+            await w.drain()
+            if close:  # as a server does with a connection idle too long
+                break
+        w.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+@pytest.mark.parametrize("close", [False, True])
+async def test_the_lean_client_speaks_http_and_reopens_an_idle_connection(close: bool) -> None:
+    seen: list[bytes] = []
+    server = await _serve([(200, b'{"a": 1}'), (200, b"[]"), (404, b"no")], seen, close)
+    port = server.sockets[0].getsockname()[1]
+    conn = await Conn.open(f"http://127.0.0.1:{port}", idle_s=-1.0 if close else 60.0)
+    assert await conn.json("GET", "/x", tokens=2000, peer=None) == {"a": 1}
+    assert await conn.post("/y", {"b": 2}) == b"[]"
+    with pytest.raises(RuntimeError, match="404"):
+        await conn.request("DELETE", "/z")
+    conn.close()
+    server.close()
+    assert seen == [b"GET /x?tokens=2000 HTTP/1.1 ", b'POST /y HTTP/1.1 {"b": 2}',
+                    b"DELETE /z HTTP/1.1 "]  # fmt: skip
+
+
+def test_cpu_time_from_proc_stat_fields() -> None:
+    # /proc/<pid>/stat after "(comm)": state ppid ... utime(14) stime(15) cutime(16) cstime(17)
+    fields = ["S", "42", *["0"] * 9, "250", "50", "100", "0", *["0"] * 30]
+    parent, own, children = parse_stat(fields)
+    assert (
+        parent == 42 and own == pytest.approx(300 / TICK) and children == pytest.approx(100 / TICK)
+    )
+    assert spent({"api": 1.0, "gone": 2.0}, {"api": 3.5, "new": 1.0}) == {"api": 2.5}
