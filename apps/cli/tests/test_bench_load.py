@@ -13,7 +13,7 @@ import pytest
 from mnemo_cli.bench_cpu import parse_stat, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
-from mnemo_cli.bench_load import LoadSizes, rows
+from mnemo_cli.bench_load import LoadSettings, rows
 from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
 from mnemo_runtime.deriver_contract import BatchMessage
 from mnemo_runtime.models.local.deriver import derive
@@ -79,11 +79,15 @@ def test_a_workspace_id_in_the_partition_asked_for() -> None:
 def test_sizes_from_the_environment_and_from_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MNEMO_BENCH_LOAD_HISTORIES", "20000,1000")
     monkeypatch.setenv("MNEMO_BENCH_LOAD_BURST", "500")
-    sizes = LoadSizes()
+    sizes = LoadSettings()
     assert sizes.histories == [1000, 20000] and sizes.burst == 500
-    assert LoadSizes(histories="300", load_rate="50").histories == [300]  # type: ignore[arg-type]
+    assert LoadSettings(histories="300", load_rate="50").histories == [300]  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least 100"):
-        LoadSizes(histories="10")  # type: ignore[arg-type]
+        LoadSettings(histories="10")  # type: ignore[arg-type]
+    assert LoadSettings().formation_priority is None  # the stack as it runs
+    assert LoadSettings(formation_priority="normal").formation_priority == "normal"
+    with pytest.raises(ValueError, match="MNEMO_MEMORY_PRIORITY"):
+        LoadSettings(formation_priority="fast")
 
 
 def _reads(p50: float, tail: float) -> dict[str, dict[str, float]]:

@@ -18,7 +18,10 @@ The figures, in the order they are taken (each on workspaces of its own):
    load), side by side with the quiet figures of step 3.
 
 ``python -m mnemo_cli.bench_load`` runs them alone (sizes from its flags or
-``MNEMO_BENCH_LOAD_*``); ``mnemo bench-perf`` runs them with the rest.
+``MNEMO_BENCH_LOAD_*``); ``mnemo bench-perf`` runs them with the rest. On cores that other work
+keeps busy, ``--formation-priority normal`` starts the memory process again at normal priority
+for steps 1, 2 and 4 (an idle-priority one would get nothing there), and at its own for the
+reads.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -47,12 +51,14 @@ from mnemo_cli.bench_traffic import (
     wait_drained,
     workspace,
 )
+from mnemo_cli.local import MEMORY_PRIORITY, background_priority, stop, up
 from mnemo_runtime.settings import InfraSettings
 from mnemo_schema.subjects import DEFAULT_PARTITIONS
 
 
-class LoadSizes(BaseSettings):
-    """How large each load figure is (``MNEMO_BENCH_LOAD_<FIELD>``)."""
+class LoadSettings(BaseSettings):
+    """How large each load figure is, and the memory process's priority while memory forms
+    (``MNEMO_BENCH_LOAD_<FIELD>``)."""
 
     model_config = SettingsConfigDict(env_prefix="MNEMO_BENCH_LOAD_")
 
@@ -65,6 +71,20 @@ class LoadSizes(BaseSettings):
     chat: int = Field(default=5, ge=1)
     fairness_samples: int = Field(default=10, ge=1)
     timeout_s: float = Field(default=1_800.0, gt=0)
+    # None: the stack as it runs. Otherwise the memory process is started again at this
+    # priority (MNEMO_MEMORY_PRIORITY's values) for the formation, freshness, burst and
+    # fairness figures, and at its own for the reads. On cores that other work keeps busy, an
+    # idle-priority memory process gets nothing, and those figures would measure the others.
+    formation_priority: str | None = None
+
+    @field_validator("formation_priority")
+    @classmethod
+    def _priority(cls, value: str | None) -> str | None:
+        try:
+            background_priority(value or "normal")
+        except SystemExit as err:
+            raise ValueError(str(err)) from err
+        return value
 
     @field_validator("histories", mode="before")
     @classmethod
@@ -126,7 +146,7 @@ def _summary(lat: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 
 async def reads_under_load(
-    settings: InfraSettings, url: str, spaces: dict[int, str], corpus: Corpus, sizes: LoadSizes
+    settings: InfraSettings, url: str, spaces: dict[int, str], corpus: Corpus, sizes: LoadSettings
 ) -> dict[int, dict[str, Any]]:
     """Each size's reads while ``load_rate`` messages/s go to another session of its workspace."""
     conn = await Conn.open(url)
@@ -144,7 +164,7 @@ async def reads_under_load(
     return out
 
 
-async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, Any]:
+async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[str, Any]:
     """Every load figure, in order, on the stack at ``url``; the results, each with its cost
     (wall seconds, each process's CPU seconds, the host's load)."""
     partitions = settings.partitions or DEFAULT_PARTITIONS
@@ -154,6 +174,8 @@ async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, 
     spaces = {n: await workspace(conns[0], f"lb-read{n}-{tag}", ["history", "load"])
               for n in sizes.histories}  # fmt: skip
     result: dict[str, Any] = {"sizes": sizes.model_dump()}
+    own = os.environ.get(MEMORY_PRIORITY, "idle")
+    await _memory_at(settings, sizes.formation_priority)
     *small, large = sizes.histories
     for n in small:
         print(f"load: a history of {n:,} messages ...", flush=True)
@@ -173,6 +195,7 @@ async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, 
     )
     result["freshness"]["cost"] = meter.read()
     print("load: reads on the quiet stack ...", flush=True)
+    await _memory_at(settings, sizes.formation_priority and own)
     meter = Meter(settings)
     quiet = await read_rounds(conns[0], list(spaces.values()), corpus.questions,
                               rounds=sizes.read_samples)  # fmt: skip
@@ -180,16 +203,35 @@ async def run(settings: InfraSettings, sizes: LoadSizes, url: str) -> dict[str, 
     result["quiet"] = {n: {"reads": _summary(quiet[ws]), "cost": cost}
                        for n, ws in spaces.items()}  # fmt: skip
     print(f"load: a burst of {sizes.burst:,}, then a {sizes.chat}-message chat ...", flush=True)
+    await _memory_at(settings, sizes.formation_priority)
     meter = Meter(settings)
     result |= await chat_after_burst(
         url, corpus, sizes.burst, sizes.chat, partitions, sizes.fairness_samples, timeout=120.0
     )
     result["burst"]["cost"] = meter.read()
     print(f"load: reads while {sizes.load_rate:.0f} msg/s are posted ...", flush=True)
+    await _memory_at(settings, sizes.formation_priority and own)
     result["loaded"] = await reads_under_load(settings, url, spaces, corpus, sizes)
     for conn in conns:
         conn.close()
     return result
+
+
+async def _memory_at(settings: InfraSettings, priority: str | None) -> None:
+    """Start the memory process again at ``priority`` (None: leave it as it runs)."""
+    if priority is None:
+        return
+    print(f"load: the memory process at priority {priority}", flush=True)
+    stop(settings, "memory")
+    kept = os.environ.get(MEMORY_PRIORITY)
+    os.environ[MEMORY_PRIORITY] = priority
+    try:
+        await asyncio.to_thread(up, settings, 180.0, True)
+    finally:
+        if kept is None:
+            os.environ.pop(MEMORY_PRIORITY)
+        else:
+            os.environ[MEMORY_PRIORITY] = kept
 
 
 def _ms(f: dict[str, float], *keys: str) -> str:
@@ -288,11 +330,11 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m mnemo_cli.bench_load``: the load figures alone, on the running stack."""
     p = argparse.ArgumentParser(prog="python -m mnemo_cli.bench_load", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    for name, info in LoadSizes.model_fields.items():
+    for name, info in LoadSettings.model_fields.items():
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None,
                        help=f"default {info.default}")  # fmt: skip
     args = {k: v for k, v in vars(p.parse_args(argv)).items() if v is not None}
-    sizes = LoadSizes(**args)
+    sizes = LoadSettings(**args)
     from mnemo_cli.local import gateway_url
 
     result = asyncio.run(run(InfraSettings(), sizes, gateway_url()))

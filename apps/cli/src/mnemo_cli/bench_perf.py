@@ -175,7 +175,7 @@ async def bench(
     # Without the memory benchmarks, the write path alone: no memory process competes.
     await asyncio.to_thread(up, settings, 90.0, memory)
     if load == "only":
-        figures = await bench_load.run(settings, bench_load.LoadSizes(), gateway_url())
+        figures = await bench_load.run(settings, bench_load.LoadSettings(), gateway_url())
         _table(bench_load.rows(figures))
         return _write({"load": figures})
     limits = httpx.Limits(max_connections=clients * 2)
@@ -207,7 +207,7 @@ async def bench(
     # write path, which stops the memory process.
     load_figures: dict[str, Any] = {}
     if memory and load == "with":
-        load_figures = await bench_load.run(settings, bench_load.LoadSizes(), gateway_url())
+        load_figures = await bench_load.run(settings, bench_load.LoadSettings(), gateway_url())
     url = gateway_url()
     runs: dict[str, dict[str, dict[str, float]]] = {}
     grpc_figures: dict[str, Any] = {}
