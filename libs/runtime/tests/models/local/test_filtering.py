@@ -149,3 +149,59 @@ def test_a_clause_about_something_else_still_yields_the_speakers_embedded_clause
 
 def test_the_same_fact_twice_is_recorded_once():
     assert facts("I love hiking. I love hiking!") == ["Caroline loves hiking."]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            "I'm trying to handle the API rate limit for my weather app, can I use a simple "
+            "counter to track the calls?",
+            ["Caroline is trying to handle the API rate limit for Caroline's weather app."],
+        ),
+        (
+            "I just got back from Lisbon, have you ever been there?",
+            ["Caroline just got back from Lisbon."],
+        ),
+        (
+            "I need to plan my tasks, so can you help me create a schedule?",
+            ["Caroline needs to plan Caroline's tasks."],
+        ),
+        (
+            "How do I speed it up, considering I'm using Flask 2.3.1?",
+            ["Caroline is using Flask 2.3.1."],
+        ),
+        (
+            "I prefer minimal dependencies, how can I keep my app small?",
+            ["Caroline prefers minimal dependencies."],
+        ),
+    ],
+    ids=["request", "question", "so-request", "reason-inside-question", "question-no-mark"],
+)
+def test_a_statement_before_a_question_is_kept_and_the_question_dropped(content, expected):
+    assert facts(content) == expected
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "hmm, what happens if the user makes rapid consecutive calls?",
+        "Can you show me an example using a different triangle?",
+        "Do I need to check anything in the server logs?",
+        "What did you think of my plan?",
+    ],
+)
+def test_a_question_alone_states_nothing(content):
+    assert facts(content) == []
+
+
+def test_relative_clauses_are_not_taken_for_questions():
+    assert facts("I met Sam, who is a nurse. I adopted a dog, which is tiny.") == [
+        "Caroline met Sam, who is a nurse.",
+        "Caroline adopted a dog, which is tiny.",
+    ]
+
+
+def test_the_condition_of_a_question_is_not_a_fact():
+    assert facts("Once I have HTTPS set up, how do I renew the certificate?") == []
+    assert facts("If I use Redis for the cache, should I expire keys?") == []
