@@ -20,6 +20,7 @@ from mnemo_bench.readers import read_locomo
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.app import build_engine
 from mnemo_context.engine import RetrievalEngine
+from mnemo_deriver.local import derive
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
 from mnemo_projector.passages import PassageProjection, split_passages
@@ -27,7 +28,6 @@ from mnemo_runtime.deriver_contract import BatchMessage
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.models.local.deriver import derive
 from mnemo_runtime.pg import open_pool
 from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema.events import Event, MessagePosted, PeerCreated, Representation

@@ -1,4 +1,4 @@
-"""The local reasoner's deriver skill: explicit self-disclosures, rewritten by rules.
+"""The deriver's skill of the local reasoner: explicit self-disclosures, rewritten by rules.
 
 This is a heuristic, not a language model. It reads the rendered batch out of the request,
 keeps the target's own first-person statements sentence by sentence, splits them at clause
@@ -26,7 +26,10 @@ from mnemo_runtime.deriver_contract import (
     find_batch,
     parse_batch,
 )
+from mnemo_runtime.models import ChatModel, Stage
+from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.local.dates import resolve_dates
+from mnemo_runtime.models.local.identity import MODEL_NAME, display_name
 from mnemo_runtime.models.local.pronouns import mentions_self, supply_subject, to_third_person
 from mnemo_runtime.models.local.sentences import (
     Cleaner,
@@ -50,15 +53,8 @@ from mnemo_runtime.models.ports import (
     Usage,
 )
 
-MODEL_NAME = "local-heuristic"
-
 _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
-
-
-def display_name(peer_id: str) -> str:
-    """How a peer is named in a fact: ids written in lower case ("caroline") get a capital."""
-    return peer_id[:1].upper() + peer_id[1:] if peer_id.islower() else peer_id
 
 
 def derive(target: str, messages: Sequence[BatchMessage]) -> DeriverOutput:
@@ -195,3 +191,8 @@ def _batch_text(request: ModelRequest) -> str:
             if batch is not None:
                 return batch
     raise ModelRejected("the deriver request carries no rendered batch (see render_batch)")
+
+
+def local_deriver(stage: Stage = Stage.DERIVER) -> ChatModel:  # noqa: ARG001  (a factory)
+    """The local reasoner with the deriver's skill (a ``LocalModelFactory``)."""
+    return LocalReasoner({Stage.DERIVER: LocalDeriver()})

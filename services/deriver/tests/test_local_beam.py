@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mnemo_deriver.local import local_deriver
 from mnemo_runtime.deriver_contract import (
     DERIVER_PROMPT,
     BatchMessage,
@@ -20,10 +21,9 @@ from mnemo_runtime.deriver_contract import (
     span_in_message,
 )
 from mnemo_runtime.models import Message, ModelRequest, Stage, structured
-from mnemo_runtime.models.local import LocalReasoner
 
 DATASETS = Path(
-    os.environ.get("MNEMO_DATASETS", Path(__file__).parents[5] / ".." / "shared" / "datasets")
+    os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / ".." / "shared" / "datasets")
 ).resolve()
 CHAT = DATASETS / "beam-100k" / "1" / "chat.json"
 
@@ -40,7 +40,7 @@ def turns() -> list[dict[str, Any]]:
 
 async def derive_user() -> dict[str, list[str]]:
     """Each user message with the assistant's turn before it as context: its facts by id."""
-    model = LocalReasoner()
+    model = local_deriver()
     when = datetime(2024, 3, 15, tzinfo=UTC)
     found: dict[str, list[str]] = {}
     previous: dict[str, Any] | None = None

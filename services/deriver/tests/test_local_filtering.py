@@ -1,4 +1,4 @@
-"""Which sentences become observations: splitting and the filters in front of the rewrite."""
+"""Which sentences become observations: the filters in front of the rewrite."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mnemo_deriver.local import derive
 from mnemo_runtime.deriver_contract import BatchMessage
-from mnemo_runtime.models.local.deriver import derive
-from mnemo_runtime.models.local.sentences import Cleaner, split_clauses, split_sentences
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -19,59 +18,6 @@ def facts(content: str, *, target: str = "Caroline", other: str = "Melanie") -> 
         BatchMessage(1, target, content, T0),
     ]
     return [o.fact for o in derive(target, batch).observations]
-
-
-def test_sentences_are_verbatim_substrings():
-    content = "Hey Mel! I went to Dr. Lee's clinic... It was fine.\nI paid $3.50 for it 😊 New line"
-
-    sentences = split_sentences(content)
-
-    assert sentences == [
-        "Hey Mel!",
-        "I went to Dr. Lee's clinic...",
-        "It was fine.",
-        "I paid $3.50 for it 😊",
-        "New line",
-    ]
-    assert all(s in content for s in sentences)
-
-
-@pytest.mark.parametrize(
-    ("sentence", "clauses"),
-    [
-        (
-            "I went to a support group yesterday and it was so powerful.",
-            ["I went to a support group yesterday", "it was so powerful."],
-        ),
-        (
-            "I'm keen on counseling - I'd love to support others.",
-            ["I'm keen on counseling", "I'd love to support others."],
-        ),
-        ("My sister and I went hiking.", ["My sister and I went hiking."]),
-        (
-            "I do yoga - running, reading, or playing violin - daily.",
-            ["I do yoga - running, reading, or playing violin - daily."],
-        ),
-        (
-            "They've been there through everything, I've known them for years.",
-            ["They've been there through everything", "I've known them for years."],
-        ),
-        ("When I was young, I lived in Paris.", ["When I was young, I lived in Paris."]),
-        ("I got back from a trip, it was fun.", ["I got back from a trip", "it was fun."]),
-    ],
-)
-def test_clause_splitting(sentence, clauses):
-    assert split_clauses(sentence) == clauses
-
-
-def test_cleaner_strips_interjections_and_vocatives():
-    cleaner = Cleaner({"Caroline", "Melanie"})
-
-    assert cleaner.clean("Yeah Mel, I love it!") == "I love it"
-    assert cleaner.clean("Wow, Melanie! I'm in") == "I'm in"
-    assert cleaner.clean("I totally agree, Mel.") == "I totally agree"
-    assert cleaner.clean("I met Mark, Caroline, at the fair") == "I met Mark, at the fair"
-    assert cleaner.clean("I met Paris, finally.") == "I met Paris, finally"
 
 
 @pytest.mark.parametrize(
