@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_bench.cases import Case
 from mnemo_bench.readers import read_locomo
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.app import build_engine
@@ -59,7 +60,7 @@ def _message(ws: str, turn_id: str, speaker: str, text: str, at: object) -> Mess
     peer = speaker.lower()
     return MessagePosted(
         workspace=ws, session_id="s" + turn_id.split(":")[0].lstrip("D"), message_id=f"m-{turn_id}",
-        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,  # type: ignore[arg-type]
+        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,
         token_count=len(text.split()),
         representations=[Representation(observer=peer, observed=peer)],
     )  # fmt: skip
@@ -79,14 +80,7 @@ def embedder() -> Embedder:
 
 @pytest.fixture(scope="module")
 async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
-    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
-    ws = f"w-{uuid.uuid4().hex[:8]}"
-    pool = await open_pool(pg_url, min_size=1, max_size=6)
-    events: list[Event] = [
-        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
-    ]
+    case, ws, pool, events = await _conversation(pg_url)
     turns = [t for s in case.sessions[:3] for t in s.turns]
     events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in turns]
     last = turns[-1].at + timedelta(days=30)  # type: ignore[operator]
@@ -118,6 +112,19 @@ async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
     await pool.close()
 
 
+async def _conversation(pg_url: str) -> tuple[Case, str, AsyncConnectionPool, list[Event]]:
+    """conv-26, a fresh workspace, a pool, and the events that create its two peers."""
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
+    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
+    ws = f"w-{uuid.uuid4().hex[:8]}"
+    pool = await open_pool(pg_url, min_size=1, max_size=6)
+    events: list[Event] = [
+        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
+    ]
+    return case, ws, pool, events
+
+
 async def _project(
     pool: AsyncConnectionPool,
     embedder: Embedder,
@@ -143,7 +150,7 @@ async def top(world: World, question: str, k: int = 5, **kw: object) -> list[str
     """The dataset turn ids of the engine's best ``k`` messages."""
     reply = await world.engine.retrieve(
         world.ws,
-        RetrievalQuery(query=question, messages=k, **kw),  # type: ignore[arg-type]
+        RetrievalQuery(query=question, messages=k, **kw),
     )
     return [world.turns[m.message.id] for m in reply.messages]
 
@@ -260,14 +267,7 @@ async def test_a_configured_reranker_orders_the_head_and_can_be_switched_off(wor
 @pytest.fixture(scope="module")
 async def derived(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
     """Sessions 1-3 of conv-26 with what the local deriver finds in them about each speaker."""
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
-    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
-    ws = f"d-{uuid.uuid4().hex[:8]}"
-    pool = await open_pool(pg_url, min_size=1, max_size=6)
-    events: list[Event] = [
-        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
-    ]
+    case, ws, pool, events = await _conversation(pg_url)
     obs: list[ObservationWritten] = []
     for session in case.sessions[:3]:
         events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in session.turns]

@@ -12,15 +12,11 @@ from typing import Any
 
 import pytest
 
-from mnemo_deriver.local import local_deriver
+from mnemo_deriver.local import derive
 from mnemo_runtime.deriver_contract import (
-    DERIVER_PROMPT,
     BatchMessage,
-    DeriverOutput,
-    render_batch,
     span_in_message,
 )
-from mnemo_runtime.models import Message, ModelRequest, Stage, structured
 
 DATASETS = Path(
     os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / ".." / "shared" / "datasets")
@@ -38,9 +34,8 @@ def turns() -> list[dict[str, Any]]:
     return [m for batch in chat for pair in batch["turns"] for m in pair]
 
 
-async def derive_user() -> dict[str, list[str]]:
+def derive_user() -> dict[str, list[str]]:
     """Each user message with the assistant's turn before it as context: its facts by id."""
-    model = local_deriver()
     when = datetime(2024, 3, 15, tzinfo=UTC)
     found: dict[str, list[str]] = {}
     previous: dict[str, Any] | None = None
@@ -49,12 +44,7 @@ async def derive_user() -> dict[str, list[str]]:
             batch = [BatchMessage(1, "user", m["content"], when)]
             if previous is not None:
                 batch.insert(0, BatchMessage(0, "assistant", previous["content"], when, True))
-            request = ModelRequest(
-                stage=Stage.DERIVER,
-                system=DERIVER_PROMPT,
-                messages=(Message.user(render_batch("user", batch)),),
-            )
-            output = await structured(model, request, DeriverOutput)
+            output = derive("user", batch)
             for o in output.observations:
                 assert o.source_message_index == 1, o
                 assert span_in_message(o.source_span, m["content"]), o
@@ -79,8 +69,8 @@ STATED = [
 ]
 
 
-async def test_statements_before_a_request_are_extracted_and_the_requests_are_not():
-    found = await derive_user()
+def test_statements_before_a_request_are_extracted_and_the_requests_are_not() -> None:
+    found = derive_user()
 
     for turn, fact in STATED:
         assert any(fact in f for f in found[turn]), (turn, fact, found[turn])
