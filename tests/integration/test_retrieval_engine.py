@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_bench.cases import Case
 from mnemo_bench.readers import read_locomo
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.app import build_engine
 from mnemo_context.engine import RetrievalEngine
+from mnemo_deriver.local import derive
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
 from mnemo_projector.passages import PassageProjection, split_passages
+from mnemo_runtime.deriver_contract import BatchMessage
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -57,7 +60,7 @@ def _message(ws: str, turn_id: str, speaker: str, text: str, at: object) -> Mess
     peer = speaker.lower()
     return MessagePosted(
         workspace=ws, session_id="s" + turn_id.split(":")[0].lstrip("D"), message_id=f"m-{turn_id}",
-        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,  # type: ignore[arg-type]
+        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,
         token_count=len(text.split()),
         representations=[Representation(observer=peer, observed=peer)],
     )  # fmt: skip
@@ -77,20 +80,7 @@ def embedder() -> Embedder:
 
 @pytest.fixture(scope="module")
 async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
-    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
-    ws = f"w-{uuid.uuid4().hex[:8]}"
-    pool = await open_pool(pg_url, min_size=1, max_size=6)
-    index = PgVectorIndex(pool)
-    passages = PassageProjection(embedder)
-    memory = MemoryProjection(embedder, index, RepresentationStore(pool))
-    async with pool.connection() as conn:
-        await passages.setup(conn)
-        await memory.setup(conn)
-    events: list[Event] = [
-        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
-    ]
+    case, ws, pool, events = await _conversation(pg_url)
     turns = [t for s in case.sessions[:3] for t in s.turns]
     events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in turns]
     last = turns[-1].at + timedelta(days=30)  # type: ignore[operator]
@@ -99,9 +89,6 @@ async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
     events.append(
         _message(ws, "D9:3", "Caroline", "I now live in Porto.", last + timedelta(days=60))
     )
-    batch = list(enumerate(events, start=1))
-    await _apply(pool, EntityProjection(), batch)
-    await _apply(pool, passages, batch)
     # What the deriver would write: statements of the speaker, relative dates resolved.
     observed = [
         ("D1:3", "caroline", "Caroline went to a LGBTQ support group on 7 May 2023.",
@@ -111,29 +98,59 @@ async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
         ("D2:8", "caroline", "Caroline is researching adoption agencies.",
          "Researching adoption agencies"),
     ]  # fmt: skip
-    obs: list[tuple[int, Event]] = [
-        (
-            len(batch) + i,
-            ObservationWritten(
-                workspace=ws, observation_id=f"o-{turn}", observer=peer, observed=peer,
-                content=text, source_message_ids=[f"m-{turn}"], source_span=span,
-            ),
+    obs = [
+        ObservationWritten(
+            workspace=ws, observation_id=f"o-{turn}", observer=peer, observed=peer,
+            content=text, source_message_ids=[f"m-{turn}"], source_span=span,
         )
-        for i, (turn, peer, text, span) in enumerate(observed, start=1)
+        for turn, peer, text, span in observed
     ]  # fmt: skip
-    await _apply(pool, memory, obs)
-    adapters = MemoryAdapters(embedder, index)
+    adapters = await _project(pool, embedder, events, obs)
     engine = build_engine(pool, adapters)
     ids = {t.id: f"m-{t.id}" for t in turns} | {f"D9:{i}": f"m-D9:{i}" for i in (1, 2, 3)}
     yield World(ws, engine, pool, adapters, ids, {v: k for k, v in ids.items()})
     await pool.close()
 
 
+async def _conversation(pg_url: str) -> tuple[Case, str, AsyncConnectionPool, list[Event]]:
+    """conv-26, a fresh workspace, a pool, and the events that create its two peers."""
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
+    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
+    ws = f"w-{uuid.uuid4().hex[:8]}"
+    pool = await open_pool(pg_url, min_size=1, max_size=6)
+    events: list[Event] = [
+        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
+    ]
+    return case, ws, pool, events
+
+
+async def _project(
+    pool: AsyncConnectionPool,
+    embedder: Embedder,
+    events: Sequence[Event],
+    observations: Sequence[ObservationWritten],
+) -> MemoryAdapters:
+    """``events`` through the entity and passage projections, then ``observations`` through
+    the memory projection; the adapters the engine reads the vectors with."""
+    index = PgVectorIndex(pool)
+    passages = PassageProjection(embedder)
+    memory = MemoryProjection(embedder, index, RepresentationStore(pool))
+    async with pool.connection() as conn:
+        await passages.setup(conn)
+        await memory.setup(conn)
+    batch = list(enumerate(events, start=1))
+    await _apply(pool, EntityProjection(), batch)
+    await _apply(pool, passages, batch)
+    await _apply(pool, memory, list(enumerate(observations, start=len(batch) + 1)))
+    return MemoryAdapters(embedder, index)
+
+
 async def top(world: World, question: str, k: int = 5, **kw: object) -> list[str]:
     """The dataset turn ids of the engine's best ``k`` messages."""
     reply = await world.engine.retrieve(
         world.ws,
-        RetrievalQuery(query=question, messages=k, **kw),  # type: ignore[arg-type]
+        RetrievalQuery(query=question, messages=k, **kw),
     )
     return [world.turns[m.message.id] for m in reply.messages]
 
@@ -245,3 +262,55 @@ async def test_a_configured_reranker_orders_the_head_and_can_be_switched_off(wor
     assert world.engine.components() == engine.components() - {"rerank"}
     off = query.model_copy(update={"without": frozenset({"rerank"})})
     assert [m.message.id for m in (await engine.retrieve(world.ws, off)).messages] == plain
+
+
+@pytest.fixture(scope="module")
+async def derived(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
+    """Sessions 1-3 of conv-26 with what the local deriver finds in them about each speaker."""
+    case, ws, pool, events = await _conversation(pg_url)
+    obs: list[ObservationWritten] = []
+    for session in case.sessions[:3]:
+        events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in session.turns]
+        for speaker in ("Caroline", "Melanie"):
+            batch = [
+                BatchMessage(i, t.speaker, t.text, t.at, is_context=t.speaker != speaker)  # type: ignore[arg-type]
+                for i, t in enumerate(session.turns)
+            ]
+            for n, o in enumerate(derive(speaker, batch).observations):
+                turn = session.turns[o.source_message_index].id
+                obs.append(
+                    ObservationWritten(
+                        workspace=ws, observation_id=f"o-{turn}-{n}", observer=speaker.lower(),
+                        observed=speaker.lower(), content=o.fact,
+                        source_message_ids=[f"m-{turn}"], source_span=o.source_span,
+                    )
+                )  # fmt: skip
+    adapters = await _project(pool, embedder, events, obs)
+    ids = {t.id: f"m-{t.id}" for s in case.sessions[:3] for t in s.turns}
+    yield World(
+        ws, build_engine(pool, adapters), pool, adapters, ids, {v: k for k, v in ids.items()}
+    )
+    await pool.close()
+
+
+async def test_a_diverse_slice_rests_on_more_messages(derived: World) -> None:
+    async def sources(question: str, diverse: bool) -> list[str]:
+        query = RetrievalQuery(
+            query=question, observer="caroline", observed="caroline", messages=0,
+            observations=6, diverse=diverse,
+        )  # fmt: skip
+        reply = await derived.engine.retrieve(derived.ws, query)
+        assert len(reply.observations) == 6
+        return [derived.turns[o.source_message_ids[0]] for o in reply.observations]
+
+    # A long turn yields several observations, which crowd a plain ranking of what it says.
+    for question in (
+        "What did Caroline share in her talk about her journey?",
+        "What did Caroline say about the trans community?",
+    ):
+        plain, diverse = await sources(question, False), await sources(question, True)
+        assert diverse[0] == plain[0]
+        assert len(set(diverse)) == len(diverse) > len(set(plain))
+        # What a plain ranking finds is kept, each message once, before what it did not find.
+        found = list(dict.fromkeys(plain))
+        assert diverse[: len(found)] == found

@@ -13,10 +13,10 @@ import httpx
 import psycopg
 
 from mnemo_deriver.app import run as run_deriver
+from mnemo_deriver.local import local_deriver
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.models import ModelRequest, ModelResponse
-from mnemo_runtime.models.local import LocalReasoner
 
 from .conftest import admin_headers
 
@@ -28,7 +28,7 @@ class Fixable:
 
     def __init__(self) -> None:
         self.fixed = False
-        self.local = LocalReasoner()
+        self.local = local_deriver()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if not self.fixed and "lighthouse" in request.messages[0].text():

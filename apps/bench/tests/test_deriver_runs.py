@@ -20,10 +20,10 @@ from mnemo_bench.deriver.judges import (
 )
 from mnemo_bench.deriver.traces import batches, derive_session, session_messages
 from mnemo_bench.readers import read_locomo
+from mnemo_deriver.local import local_deriver
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.deriver_contract import find_batch, parse_batch
 from mnemo_runtime.models import ModelRequest, ModelResponse
-from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.scripted import ScriptedModel, tool_reply
 from mnemo_runtime.tokens import TokenCounter
 
@@ -120,7 +120,7 @@ def test_offline_run_scores_reference_facts_and_resumes(tmp_path: Path) -> None:
     args = _args("--offline", "--data", str(data))
     cases = read_locomo(data)
     out = tmp_path / "out"
-    summary = asyncio.run(app.run_offline(args, cases, out, deriver=LocalReasoner()))
+    summary = asyncio.run(app.run_offline(args, cases, out, deriver=local_deriver()))
     row = summary["rows"]["conv-t"]
     assert row["gold"] == 7 and row["messages"] == 6
     # Rex is stated and the cello is not: some but not all reference facts are covered.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mnemo_context.fusion import Facts, Weights, boost, fuse, ranked
+from mnemo_context.fusion import Facts, Weights, boost, fuse, ranked, spread
 from mnemo_context.understanding import Understanding, Window
 
 MAY = datetime(2023, 5, 7, tzinfo=UTC)
@@ -52,3 +52,23 @@ def test_boosts_lift_the_named_peer_the_window_and_for_now_the_newer() -> None:
     assert boost({"x": 1.0}, {}, Understanding(frozenset({"alice"}), (may,), True), EVEN) == {
         "x": 1.0
     }
+
+
+def test_spreading_lets_a_new_source_pass_a_second_reading_of_one_already_taken() -> None:
+    scores = {"a1": 1.0, "a2": 0.9, "a3": 0.8, "b1": 0.5, "c1": 0.2}
+    sources = {"a1": ["a"], "a2": ["a"], "a3": ["a"], "b1": ["b"], "c1": ["c"]}
+    order = ranked(scores)
+
+    assert spread(order, scores, sources, 1.0) == order
+    # a2 falls to 0.45, behind b1; a3 to 0.2 (two of "a" taken), level with c1: the earlier
+    # place wins.
+    assert spread(order, scores, sources, 0.5) == ["a1", "b1", "a2", "a3", "c1"]
+    assert spread(order, scores, sources, 0.0) == ["a1", "b1", "c1", "a2", "a3"]
+
+
+def test_spreading_counts_the_most_shared_source_and_keeps_what_has_none() -> None:
+    scores = {"ab": 1.0, "b": 0.9, "x": 0.8}
+    sources = {"ab": ["a", "b"], "b": ["b"]}
+
+    assert spread(ranked(scores), scores, sources, 0.5) == ["ab", "x", "b"]
+    assert spread([], {}, {}, 0.5) == []

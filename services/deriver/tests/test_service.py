@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 
 from mnemo_deriver.batching import RepKey
+from mnemo_deriver.local import local_deriver
 from mnemo_deriver.service import Delivery, DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.deriver_contract import parse_batch
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
-from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
 from mnemo_schema.events import Envelope, MessagePosted, Representation
 from mnemo_schema.observations import ObservationWritten
@@ -111,7 +111,7 @@ def observed(log: Log) -> list[ObservationWritten]:
 
 
 async def test_local_reasoner_observations_are_published_then_messages_acked():
-    svc, parts = service(LocalReasoner())
+    svc, parts = service(local_deriver())
     s = Settled()
     await svc.deliver(
         0,
@@ -234,7 +234,7 @@ async def test_ungrounded_or_misattributed_observations_are_dropped(observation,
 async def test_redelivery_yields_the_same_observation_ids():
     runs = []
     for _ in range(2):
-        svc, parts = service(LocalReasoner())
+        svc, parts = service(local_deriver())
         s = Settled()
         await svc.deliver(
             0, [s.delivery(1, posted(1, "a", "I moved to Lisbon last week.", [("a", "a")]))]
@@ -264,7 +264,7 @@ async def test_work_is_acknowledged_only_after_its_progress_is_recorded():
     progress = FlakyLines()
     log = Log()
     svc = DeriverService(
-        DeriverSettings(retry_delay_s=0.01), LocalReasoner(), log, Dead(), progress, Turns()
+        DeriverSettings(retry_delay_s=0.01), local_deriver(), log, Dead(), progress, Turns()
     )
     s = Settled()
     await svc.deliver(
@@ -281,7 +281,7 @@ class _FailsOn:
 
     def __init__(self, poison: str) -> None:
         self.poison = poison
-        self.local = LocalReasoner()
+        self.local = local_deriver()
         self.calls = 0
 
     async def complete(self, request: ModelRequest):
@@ -351,7 +351,7 @@ async def test_workspaces_take_turns_for_the_slots():
 
 
 async def test_a_representations_batches_are_published_in_order_whatever_the_slots():
-    svc, parts = service(LocalReasoner(), max_concurrent_batches=4, token_target=1)
+    svc, parts = service(local_deriver(), max_concurrent_batches=4, token_target=1)
     s = Settled()
     texts = [f"I moved to city number {i} in March." for i in range(1, 13)]
     await svc.deliver(

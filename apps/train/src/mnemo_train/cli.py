@@ -9,9 +9,10 @@ import os
 import sys
 from pathlib import Path
 
+from mnemo_deriver.local import local_deriver
 from mnemo_runtime.models import ChatModel, Stage
 from mnemo_runtime.models.config import ModelChoice, ModelSettings, build_model
-from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.models.local import local_model
 from mnemo_train.agreement import JUDGE_STAGE, KAPPA_THRESHOLD
 
 
@@ -43,7 +44,9 @@ def _model(stage: Stage, choice: str | None) -> ChatModel:
     settings = ModelSettings()
     if choice:
         settings = settings.model_copy(update={stage.value: ModelChoice.parse(choice)})
-    return build_model(stage, settings, local_factory=lambda _s: LocalReasoner())
+    # Offline, the teacher is the local reasoner's deriver; no other stage has a local skill.
+    local = local_deriver if stage is Stage.DERIVER else local_model
+    return build_model(stage, settings, local_factory=local)
 
 
 def _data(args: argparse.Namespace) -> int:

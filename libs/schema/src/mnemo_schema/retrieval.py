@@ -62,6 +62,9 @@ class RetrievalQuery(BaseModel):
     levels: list[Level] | None = None
     max_distance: float | None = Field(default=None, ge=0.0, le=2.0)
     """Observations farther than this cosine distance from the query are left out."""
+    diverse: bool = False
+    """Observations resting on messages that better-ranked ones already cite count for less:
+    a slice packed into a token budget wants many sources rather than many readings of one."""
     now: datetime | None = None
     """What relative time expressions ("last week") count from; else the newest evidence."""
     without: frozenset[Component] = frozenset()

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from mnemo_context.fusion import DEFAULT_WEIGHTS, Facts, Weights, boost, fuse, ranked
+from mnemo_context.fusion import DEFAULT_WEIGHTS, Facts, Weights, boost, fuse, ranked, spread
 from mnemo_context.ports import Confinement, EvidenceReads, ObservationRow, PassageHit, Reranker
 from mnemo_context.understanding import Understanding, named_peers, understand
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters, qualified
@@ -305,7 +305,9 @@ class RetrievalEngine:
         return out
 
     async def _observations(self, q: RetrievalQuery, g: Gathered) -> list[RankedObservation]:
-        order, scores, found_by = rank_observations(g, self._config.weights, q.max_distance)
+        order, scores, found_by = rank_observations(
+            g, self._config.weights, q.max_distance, diverse=q.diverse
+        )
         found = g.found
         if "rerank" in g.on and self._reranker is not None and order:
             head = order[: max(q.observations, self._config.rerank_depth)]
@@ -380,9 +382,10 @@ def by_best_passage(hits: Sequence[PassageHit], penalty: float) -> list[str]:
 
 
 def rank_observations(
-    g: Gathered, weights: Weights, max_distance: float | None = None
+    g: Gathered, weights: Weights, max_distance: float | None = None, *, diverse: bool = False
 ) -> tuple[list[str], dict[str, float], dict[str, list[str]]]:
-    """Observation ids best first (none beyond ``max_distance``), scores, and their lists."""
+    """Observation ids best first (none beyond ``max_distance``; ``diverse``: spread over the
+    messages they rest on), scores, and their lists."""
     found = g.found
     lists: dict[str, list[str]] = dict(found.observations)
     if "facts" in g.on:
@@ -392,6 +395,9 @@ def rank_observations(
     facts = {i: Facts(r.observed, r.at) for i, r in found.rows.items()}
     scores = boost(scores, facts, g.understood, weights)
     order = [i for i in ranked(scores) if i in found.rows]
+    if diverse:
+        sources = {i: found.rows[i].source_message_ids for i in order}
+        order = spread(order, scores, sources, weights.spread)
     if max_distance is not None:
         # Only a distance that was measured can be vouched for.
         order = [i for i in order if found.distances.get(i, 2.0) <= max_distance]

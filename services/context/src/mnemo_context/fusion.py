@@ -8,10 +8,16 @@ BEAM chats 1-5; see the README), by a grid search of Recall@10.
 Then boosts multiply the fused score: evidence from a peer the question names, evidence from
 inside a time window the question speaks of, and (for questions about the current value) newer
 evidence, in proportion to how new it is among the candidates.
+
+A slice of observations to pack into a token budget is spread over the messages it rests on
+(``spread``): a long message yields many observations, and without it they crowd out the
+evidence of other messages. Each further observation of a message already represented counts
+for a tenth (fitted on the tuning part, for the evidence a 2,000-token get_context carries).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,6 +45,9 @@ class Weights:
     # many passages of a long message matches by chance more often than a short message's one
     # (cosine for the dense list, BM25 for the lexical one).
     passages: Mapping[str, float] = field(default_factory=lambda: {"dense": 0.1, "lexical": 2.0})
+    # A diverse ranking of observations multiplies each score by this for every better-ranked
+    # observation that rests on one of the same messages.
+    spread: float = 0.1
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -98,3 +107,29 @@ def ranked(scores: Mapping[str, float], order: Iterable[str] = ()) -> list[str]:
     """Ids best first; ties keep the order of ``order`` (then insertion order)."""
     first = {item: i for i, item in enumerate(dict.fromkeys([*order, *scores]))}
     return sorted(scores, key=lambda item: (-scores[item], first[item]))
+
+
+def spread(
+    order: Sequence[str],
+    scores: Mapping[str, float],
+    sources: Mapping[str, Sequence[str]],
+    decay: float,
+) -> list[str]:
+    """``order`` re-ranked greedily: each item's score times ``decay`` to the power of how many
+    items already taken share one of its ``sources`` (the most shared one counts)."""
+    taken: dict[str, int] = {}
+    out: list[str] = []
+    # Scores only fall as items are taken, so an item whose score is still current when it
+    # reaches the top of the heap is the best one left (lazy greedy selection).
+    heap = [(-scores[item], position, item, 0) for position, item in enumerate(order)]
+    heapq.heapify(heap)
+    while heap:
+        _, position, item, seen = heapq.heappop(heap)
+        now = max((taken.get(s, 0) for s in sources.get(item, ())), default=0)
+        if now != seen:
+            heapq.heappush(heap, (-scores[item] * decay**now, position, item, now))
+            continue
+        out.append(item)
+        for s in sources.get(item, ()):
+            taken[s] = taken.get(s, 0) + 1
+    return out

@@ -77,7 +77,7 @@ class ContextService:
                     query=want.search_query, observer=observer, observed=observed,
                     session_id=want.session_id, sessions=want.sessions, messages=0,
                     observations=want.search_top_k or limit,
-                    max_distance=want.search_max_distance,
+                    max_distance=want.search_max_distance, diverse=True,
                 ),
             )  # fmt: skip
             return [

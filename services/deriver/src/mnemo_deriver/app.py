@@ -7,6 +7,7 @@ import asyncio
 from mnemo_deriver.adapters.bus import consume
 from mnemo_deriver.adapters.progress import PgProgress
 from mnemo_deriver.adapters.turns import LogTurns
+from mnemo_deriver.local import local_deriver
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
@@ -15,7 +16,6 @@ from mnemo_runtime.infra import Infra
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
-from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.partitions import Leases, held_by
 
 MIGRATIONS = package_migrations("mnemo_deriver")
@@ -23,9 +23,7 @@ MIGRATIONS = package_migrations("mnemo_deriver")
 
 def build_deriver_model(ledger: UsageLedger | None = None) -> ChatModel:
     """The configured deriver model; the local heuristic reasoner when no provider key is set."""
-    return build_model(
-        Stage.DERIVER, ModelSettings(), local_factory=lambda _stage: LocalReasoner(), ledger=ledger
-    )
+    return build_model(Stage.DERIVER, ModelSettings(), local_factory=local_deriver, ledger=ledger)
 
 
 async def run(

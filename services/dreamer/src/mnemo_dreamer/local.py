@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from mnemo_dreamer.quantities import quantity_updates
-from mnemo_runtime.models.local.deriver import MODEL_NAME
+from mnemo_runtime.models.local.identity import MODEL_NAME
 from mnemo_runtime.models.ports import (
     ModelRequest,
     ModelResponse,

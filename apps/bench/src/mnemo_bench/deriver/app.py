@@ -30,11 +30,12 @@ from mnemo_bench.deriver.run import split_of, traces
 from mnemo_bench.deriver.traces import batches, new_trace, session_messages, speakers_of
 from mnemo_bench.state import RunState
 from mnemo_deriver.domain import prepare, request
+from mnemo_deriver.local import local_deriver
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.models import ChatModel, ModelRequest, Stage
 from mnemo_runtime.models.config import ModelChoice, ModelSettings, build_model
-from mnemo_runtime.models.local import LocalReasoner, local_model
+from mnemo_runtime.models.local import local_model
 from mnemo_runtime.tokens import TokenCounter
 
 
@@ -50,7 +51,7 @@ def model_settings(args: argparse.Namespace) -> ModelSettings:
 
 def deriver_model(settings: ModelSettings) -> ChatModel:
     """The deriver the configuration selects; the local reasoner without a provider key."""
-    return build_model(Stage.DERIVER, settings, local_factory=lambda _s: LocalReasoner())
+    return build_model(Stage.DERIVER, settings, local_factory=local_deriver)
 
 
 POOLED = ("tuning (pooled)", "held-out (pooled)", "all (pooled)")

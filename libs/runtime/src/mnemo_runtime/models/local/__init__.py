@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from mnemo_runtime.models.calls import CallRuntime
-from mnemo_runtime.models.local.deriver import MODEL_NAME, LocalDeriver
+from mnemo_runtime.models.local.identity import MODEL_NAME
 from mnemo_runtime.models.local.summarizer import LocalSummarizer
 from mnemo_runtime.models.ports import (
     ChatModel,
@@ -33,10 +33,9 @@ class Skill(Protocol):
         ...
 
 
-# One line per stage the reasoner can serve here; a service may register its own skills (the
-# dialectic and the dreamer do, for their stages).
+# One line per stage the reasoner can serve here; a service registers its own skills (the
+# deriver, the dialectic and the dreamer do, for their stages).
 SKILLS: Mapping[Stage, Callable[[], Skill]] = {
-    Stage.DERIVER: LocalDeriver,
     Stage.SUMMARIZER: LocalSummarizer,
 }
 
@@ -89,4 +88,4 @@ def local_model(stage: Stage) -> ChatModel:  # noqa: ARG001  (the factory shape 
     return LocalReasoner()
 
 
-__all__ = ["MODEL_NAME", "SKILLS", "LocalDeriver", "LocalReasoner", "Skill", "local_model"]
+__all__ = ["MODEL_NAME", "SKILLS", "LocalReasoner", "Skill", "local_model"]

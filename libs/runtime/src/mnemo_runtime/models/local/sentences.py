@@ -27,18 +27,40 @@ _SUBJECTS = (
     r"(?:i|i'm|i've|i'll|i'd|we|we're|we've|we'll|it|it's|they|they're|they've|he|she|that|"
     r"this|there|you|you're)"
 )
+# What opens a question or a request inside a longer sentence: an auxiliary before its subject
+# ("can you help", "should I use"), "how", "what" or "why" before a verb ("how do I", "what's
+# the best"), "which" before what is chosen ("which library"), or a plea for advice ("any
+# tips"). "who", "where" and "when" after a comma mostly open a relative clause ("my friend,
+# who is a nurse"), and are left alone.
+_ASKING = (
+    r"(?:(?:can|could|would|will|should|shall|do|does|did|is|are|am|have|has|may|might|must)"
+    r"(?:n't)?\s+(?:you|i|we|it|this|that|there|they|anyone|someone|one)\b"
+    r"|(?:how|what|why)(?:'s\b|\s+(?:can|could|would|should|shall|do|does|did|is|are|was|were|"
+    r"will|to|about|if|else|kind|sort|type|tools?|libraries|ways?|steps?|approach(?:es)?|"
+    r"strateg(?:y|ies)|options?|changes?|best)\b)"
+    r"|which\s+(?:one|kind|sort|type|tools?|librar(?:y|ies)|ways?|approach(?:es)?|options?|"
+    r"strateg(?:y|ies)|method|framework)\b"
+    r"|any\s+(?:ideas|tips|suggestions|advice|thoughts|recommendations)\b)"
+)
+_ASKING_OPENER = re.compile(_ASKING, re.IGNORECASE)
 # Where one sentence carries two claims: a semicolon, or a dash or conjunction that opens a
 # clause with its own subject ("... yesterday and it was so powerful"). A dash before a list
 # ("- running, reading") stays, and "because" and "since" are not breaks: the reason belongs
-# to the claim.
+# to the claim. A question after a statement is a clause of its own ("I'm building a tracker,
+# so can you help me with the schema?"), so that the statement before it survives the question.
 _BREAK = re.compile(
     r";\s+|(?:\s*[–—]+\s*|\s+-+\s+|,?\s+(?:and|but|so|though|although|whereas|plus)\s+)"
-    r"(?=" + _SUBJECTS + r"\b)",
+    r"(?=" + _SUBJECTS + r"\b)"
+    r"|(?:,|\s*[–—]+|\s+-+)\s*(?:(?:so|and|but|or|then|also)\s+)?(?=" + _ASKING + r")",
     re.IGNORECASE,
 )
-# A clause about "it" or "they" may still carry the speaker's own subordinate clause: "It made
-# me reflect ... since I started transitioning three years ago".
-_EMBEDDED = re.compile(r"\b(?:ever since|since|after|because)\s+(?=(?:i|i'm|i've|i'd)\b)", re.I)
+# A clause about "it" or "they", or a question, may still carry the speaker's own subordinate
+# clause: "It made me reflect ... since I started transitioning three years ago", "how do I
+# speed it up, considering I'm on Flask 2.3".
+_EMBEDDED = re.compile(
+    r"\b(?:ever since|since|after|because|considering|given that)\s+(?=(?:i|i'm|i've|i'd)\b)",
+    re.I,
+)
 _SPLICE = re.compile(
     r",\s+(?=(?P<own>i|i'm|i've|i'll|i'd)\b|(?:it|it's|it was|they|they're|they've)\b)",
     re.IGNORECASE,
@@ -188,6 +210,18 @@ def _noun_phrase(left: str) -> bool:
 def is_question(sentence: str) -> bool:
     """Whether the sentence asks rather than states."""
     return _TRAILING.sub("", sentence).endswith("?")
+
+
+def is_asking(clause: str) -> bool:
+    """Whether a clause opens as a question or a request ("can you ...", "how do I ...")."""
+    return _ASKING_OPENER.match(strip_interjections(clause)) is not None
+
+
+def is_subordinate(clause: str) -> bool:
+    """Whether a clause opens with a subordinator ("once I have HTTPS set up"): it belongs to
+    the clause after it."""
+    words = _WORD.findall(strip_interjections(clause))
+    return bool(words) and words[0].lower() in _SUBORDINATORS
 
 
 def addresses_listener(sentence: str) -> bool:

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mnemo_runtime.models.local.deriver import MODEL_NAME, display_name
+from mnemo_runtime.models.local.identity import MODEL_NAME, display_name
 from mnemo_runtime.models.local.sentences import (
     addresses_listener,
     is_courtesy,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mnemo_deriver.local import local_deriver
 from mnemo_runtime.deriver_contract import (
     DERIVER_PROMPT,
     BatchMessage,
@@ -19,11 +20,10 @@ from mnemo_runtime.deriver_contract import (
     span_in_message,
 )
 from mnemo_runtime.models import Message, ModelRequest, Stage, structured
-from mnemo_runtime.models.local import LocalReasoner
 
 # The datasets live beside the checkout, never inside it: <repo>/../shared/datasets.
 DATASETS = Path(
-    os.environ.get("MNEMO_DATASETS", Path(__file__).parents[5] / ".." / "shared" / "datasets")
+    os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / ".." / "shared" / "datasets")
 ).resolve()
 LOCOMO = DATASETS / "locomo" / "locomo-dev5.json"
 
@@ -60,7 +60,7 @@ def session(conv: dict[str, Any], n: int, target: str) -> tuple[list[BatchMessag
 
 async def derive(conv: dict[str, Any], target: str) -> list[tuple[str, str, str, str]]:
     """(dia_id, speaker, fact, span) for every observation of sessions 1-3 about ``target``."""
-    model = LocalReasoner()
+    model = local_deriver()
     found = []
     for n in (1, 2, 3):
         messages, dia_ids = session(conv, n, target)

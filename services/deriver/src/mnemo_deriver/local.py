@@ -1,9 +1,11 @@
-"""The local reasoner's deriver skill: explicit self-disclosures, rewritten by rules.
+"""The deriver's skill of the local reasoner: explicit self-disclosures, rewritten by rules.
 
 This is a heuristic, not a language model. It reads the rendered batch out of the request,
 keeps the target's own first-person statements sentence by sentence, splits them at clause
 boundaries, resolves relative dates against each message's timestamp and rewrites them in the
-third person. It cites the whole sentence as the span, so every span is grounded by
+third person. Of a sentence that asks, it keeps what is stated before the question ("I'm
+building a budget tracker, can you help me with the schema?") and the speaker's own reason
+inside it ("..., considering I'm on Flask 2.3"), never the question itself. It cites the whole sentence as the span, so every span is grounded by
 construction. It restores a dropped "I" only in a few set patterns ("Researching adoption
 agencies", "Gonna move"), so most facts stated without a first-person word are missed; it
 cannot resolve "it" or "they" (clauses opening with them are dropped, keeping only an embedded
@@ -24,14 +26,19 @@ from mnemo_runtime.deriver_contract import (
     find_batch,
     parse_batch,
 )
+from mnemo_runtime.models import ChatModel, Stage
+from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.local.dates import resolve_dates
+from mnemo_runtime.models.local.identity import MODEL_NAME, display_name
 from mnemo_runtime.models.local.pronouns import mentions_self, supply_subject, to_third_person
 from mnemo_runtime.models.local.sentences import (
     Cleaner,
     addresses_listener,
     embedded_clause,
+    is_asking,
     is_courtesy,
     is_question,
+    is_subordinate,
     may_state_fact,
     opens_unresolved,
     split_clauses,
@@ -46,15 +53,8 @@ from mnemo_runtime.models.ports import (
     Usage,
 )
 
-MODEL_NAME = "local-heuristic"
-
 _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
-
-
-def display_name(peer_id: str) -> str:
-    """How a peer is named in a fact: ids written in lower case ("caroline") get a capital."""
-    return peer_id[:1].upper() + peer_id[1:] if peer_id.islower() else peer_id
 
 
 def derive(target: str, messages: Sequence[BatchMessage]) -> DeriverOutput:
@@ -78,22 +78,46 @@ def derive(target: str, messages: Sequence[BatchMessage]) -> DeriverOutput:
     return DeriverOutput(observations=observations)
 
 
+def _statements(sentence: str) -> list[tuple[str, bool]]:
+    """The sentence's clauses that may state something, each with whether it is what remains
+    of a question or request (its own subordinate clause, "... considering I'm on Flask 2.3")."""
+    clauses = split_clauses(sentence)
+    last = len(clauses) - 1
+    # What a question sentence asks is its last clause, whatever it opens with; what it states
+    # comes before ("I'm building a tracker, can you help me with the schema?").
+    asking = [is_asking(c) or (n == last and is_question(sentence)) for n, c in enumerate(clauses)]
+    out = []
+    for n, clause in enumerate(clauses):
+        if asking[n]:
+            inner = embedded_clause(clause)
+            if inner is not None:
+                out.append((inner, True))
+        # A condition of the question after it is not a fact ("Once I have HTTPS set up, how
+        # do I renew the certificate?").
+        elif not (n < last and asking[n + 1] and is_subordinate(clause)):
+            out.append((clause, False))
+    return out
+
+
 def _facts(
     sentence: str, message: BatchMessage, target: str, listener: str | None, cleaner: Cleaner
 ) -> list[str]:
-    if is_question(sentence) or is_courtesy(sentence):
+    if is_courtesy(sentence):
         return []
-    to_listener = addresses_listener(sentence)
+    statements = _statements(sentence)
+    stated = " ".join(clause for clause, _ in statements)
+    to_listener = addresses_listener(stated)
     # Without a first-person word, only a dropped subject could make it a disclosure, and
     # that is not supplied when the sentence speaks to the listener.
-    if to_listener and not mentions_self(sentence):
+    if not statements or (to_listener and not mentions_self(stated)):
         return []
     facts = []
-    for clause in split_clauses(sentence):
+    for clause, inner in statements:
         text = cleaner.clean(clause)
-        if opens_unresolved(text):
+        # A subordinate clause kept from a question opens with its own subject.
+        if not inner and opens_unresolved(text):
             text = cleaner.clean(embedded_clause(text) or "")
-        elif text and not to_listener:
+        elif not inner and text and not to_listener:
             supplied = supply_subject(text)
             if supplied is None:
                 continue
@@ -167,3 +191,8 @@ def _batch_text(request: ModelRequest) -> str:
             if batch is not None:
                 return batch
     raise ModelRejected("the deriver request carries no rendered batch (see render_batch)")
+
+
+def local_deriver(stage: Stage = Stage.DERIVER) -> ChatModel:  # noqa: ARG001  (a factory)
+    """The local reasoner with the deriver's skill (a ``LocalModelFactory``)."""
+    return LocalReasoner({Stage.DERIVER: LocalDeriver()})

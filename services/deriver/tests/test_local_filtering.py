@@ -1,4 +1,4 @@
-"""Which sentences become observations: splitting and the filters in front of the rewrite."""
+"""Which sentences become observations: the filters in front of the rewrite."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mnemo_deriver.local import derive
 from mnemo_runtime.deriver_contract import BatchMessage
-from mnemo_runtime.models.local.deriver import derive
-from mnemo_runtime.models.local.sentences import Cleaner, split_clauses, split_sentences
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -19,59 +18,6 @@ def facts(content: str, *, target: str = "Caroline", other: str = "Melanie") -> 
         BatchMessage(1, target, content, T0),
     ]
     return [o.fact for o in derive(target, batch).observations]
-
-
-def test_sentences_are_verbatim_substrings():
-    content = "Hey Mel! I went to Dr. Lee's clinic... It was fine.\nI paid $3.50 for it 😊 New line"
-
-    sentences = split_sentences(content)
-
-    assert sentences == [
-        "Hey Mel!",
-        "I went to Dr. Lee's clinic...",
-        "It was fine.",
-        "I paid $3.50 for it 😊",
-        "New line",
-    ]
-    assert all(s in content for s in sentences)
-
-
-@pytest.mark.parametrize(
-    ("sentence", "clauses"),
-    [
-        (
-            "I went to a support group yesterday and it was so powerful.",
-            ["I went to a support group yesterday", "it was so powerful."],
-        ),
-        (
-            "I'm keen on counseling - I'd love to support others.",
-            ["I'm keen on counseling", "I'd love to support others."],
-        ),
-        ("My sister and I went hiking.", ["My sister and I went hiking."]),
-        (
-            "I do yoga - running, reading, or playing violin - daily.",
-            ["I do yoga - running, reading, or playing violin - daily."],
-        ),
-        (
-            "They've been there through everything, I've known them for years.",
-            ["They've been there through everything", "I've known them for years."],
-        ),
-        ("When I was young, I lived in Paris.", ["When I was young, I lived in Paris."]),
-        ("I got back from a trip, it was fun.", ["I got back from a trip", "it was fun."]),
-    ],
-)
-def test_clause_splitting(sentence, clauses):
-    assert split_clauses(sentence) == clauses
-
-
-def test_cleaner_strips_interjections_and_vocatives():
-    cleaner = Cleaner({"Caroline", "Melanie"})
-
-    assert cleaner.clean("Yeah Mel, I love it!") == "I love it"
-    assert cleaner.clean("Wow, Melanie! I'm in") == "I'm in"
-    assert cleaner.clean("I totally agree, Mel.") == "I totally agree"
-    assert cleaner.clean("I met Mark, Caroline, at the fair") == "I met Mark, at the fair"
-    assert cleaner.clean("I met Paris, finally.") == "I met Paris, finally"
 
 
 @pytest.mark.parametrize(
@@ -149,3 +95,59 @@ def test_a_clause_about_something_else_still_yields_the_speakers_embedded_clause
 
 def test_the_same_fact_twice_is_recorded_once():
     assert facts("I love hiking. I love hiking!") == ["Caroline loves hiking."]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            "I'm trying to handle the API rate limit for my weather app, can I use a simple "
+            "counter to track the calls?",
+            ["Caroline is trying to handle the API rate limit for Caroline's weather app."],
+        ),
+        (
+            "I just got back from Lisbon, have you ever been there?",
+            ["Caroline just got back from Lisbon."],
+        ),
+        (
+            "I need to plan my tasks, so can you help me create a schedule?",
+            ["Caroline needs to plan Caroline's tasks."],
+        ),
+        (
+            "How do I speed it up, considering I'm using Flask 2.3.1?",
+            ["Caroline is using Flask 2.3.1."],
+        ),
+        (
+            "I prefer minimal dependencies, how can I keep my app small?",
+            ["Caroline prefers minimal dependencies."],
+        ),
+    ],
+    ids=["request", "question", "so-request", "reason-inside-question", "question-no-mark"],
+)
+def test_a_statement_before_a_question_is_kept_and_the_question_dropped(content, expected):
+    assert facts(content) == expected
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "hmm, what happens if the user makes rapid consecutive calls?",
+        "Can you show me an example using a different triangle?",
+        "Do I need to check anything in the server logs?",
+        "What did you think of my plan?",
+    ],
+)
+def test_a_question_alone_states_nothing(content):
+    assert facts(content) == []
+
+
+def test_relative_clauses_are_not_taken_for_questions():
+    assert facts("I met Sam, who is a nurse. I adopted a dog, which is tiny.") == [
+        "Caroline met Sam, who is a nurse.",
+        "Caroline adopted a dog, which is tiny.",
+    ]
+
+
+def test_the_condition_of_a_question_is_not_a_fact():
+    assert facts("Once I have HTTPS set up, how do I renew the certificate?") == []
+    assert facts("If I use Redis for the cache, should I expire keys?") == []

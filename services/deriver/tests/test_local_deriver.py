@@ -1,4 +1,4 @@
-"""The local reasoner on the model port: dispatch, the deriver's tool call, and its guarantees."""
+"""The deriver's local skill on the model port: its tool call, and its guarantees."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from mnemo_deriver.local import LocalDeriver, local_deriver
 from mnemo_runtime.deriver_contract import (
     DERIVER_PROMPT,
     BatchMessage,
@@ -26,7 +27,7 @@ from mnemo_runtime.models import (
     structured,
 )
 from mnemo_runtime.models.config import ModelChoice, ModelSettings, build_model
-from mnemo_runtime.models.local import SKILLS, LocalDeriver, LocalReasoner, local_model
+from mnemo_runtime.models.local import LocalReasoner
 
 T0 = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)
 
@@ -67,7 +68,7 @@ def deriver_request(text: str | None = None, *, tool_name: str = "DeriverOutput"
 
 
 async def test_answers_the_forced_tool_with_a_valid_deriver_output():
-    response = await LocalReasoner().complete(deriver_request())
+    response = await local_deriver().complete(deriver_request())
 
     [call] = response.tool_calls
     assert call.name == "DeriverOutput"
@@ -85,7 +86,7 @@ async def test_answers_the_forced_tool_with_a_valid_deriver_output():
 async def test_usage_is_a_rough_token_count():
     request = deriver_request()
 
-    response = await LocalReasoner().complete(request)
+    response = await local_deriver().complete(request)
 
     prompt_chars = len(DERIVER_PROMPT) + len(batch())
     assert response.usage.input_tokens == prompt_chars // 4
@@ -93,7 +94,7 @@ async def test_usage_is_a_rough_token_count():
 
 
 async def test_every_span_is_verbatim_in_the_cited_target_message():
-    response = await LocalReasoner().complete(deriver_request())
+    response = await local_deriver().complete(deriver_request())
     output = DeriverOutput.model_validate(response.tool_calls[0].input)
 
     for o in output.observations:
@@ -105,15 +106,15 @@ async def test_every_span_is_verbatim_in_the_cited_target_message():
 
 
 async def test_same_input_same_output():
-    first = await LocalReasoner().complete(deriver_request())
-    second = await LocalReasoner().complete(deriver_request())
-    again = await LocalReasoner().complete(deriver_request())
+    first = await local_deriver().complete(deriver_request())
+    second = await local_deriver().complete(deriver_request())
+    again = await local_deriver().complete(deriver_request())
 
     assert first == second == again
 
 
 async def test_plugs_into_structured_output():
-    output = await structured(LocalReasoner(), deriver_request(), DeriverOutput)
+    output = await structured(local_deriver(), deriver_request(), DeriverOutput)
 
     assert isinstance(output, DeriverOutput)
     assert output.observations[0].fact == "Caroline is researching adoption agencies."
@@ -121,7 +122,7 @@ async def test_plugs_into_structured_output():
 
 async def test_honours_the_forced_tools_name():
     output = await structured(
-        LocalReasoner(), deriver_request(), DeriverOutput, tool_name="record_observations"
+        local_deriver(), deriver_request(), DeriverOutput, tool_name="record_observations"
     )
 
     assert len(output.observations) == 4
@@ -130,13 +131,13 @@ async def test_honours_the_forced_tools_name():
 async def test_finds_the_batch_inside_a_longer_user_turn():
     text = f"New messages follow.\n\n{batch()}\n\nRecord what they state."
 
-    response = await LocalReasoner().complete(deriver_request(text))
+    response = await local_deriver().complete(deriver_request(text))
 
     assert len(response.tool_calls[0].input["observations"]) == 4
 
 
 async def test_the_other_speaker_as_target_gets_only_their_own_facts():
-    response = await LocalReasoner().complete(deriver_request(batch("Melanie")))
+    response = await local_deriver().complete(deriver_request(batch("Melanie")))
 
     # Melanie's turns are context-only in this batch, so nothing may be extracted from them.
     assert response.tool_calls[0].input == {"observations": []}
@@ -174,7 +175,7 @@ async def test_a_stage_without_a_skill_is_rejected_clearly(stage):
 )
 async def test_requests_it_cannot_answer_are_rejected(request_, reason):
     with pytest.raises(ModelRejected, match=reason):
-        await LocalReasoner().complete(request_)
+        await local_deriver().complete(request_)
 
 
 def test_adding_a_skill_is_one_registration():
@@ -185,13 +186,14 @@ def test_adding_a_skill_is_one_registration():
     reasoner = LocalReasoner({Stage.DERIVER: LocalDeriver(), Stage.DREAMER_INDUCTION: Echo()})
 
     assert reasoner.stages == {Stage.DERIVER, Stage.DREAMER_INDUCTION}
-    assert SKILLS[Stage.DERIVER] is LocalDeriver
-    assert LocalReasoner().stages == set(SKILLS)
+    assert local_deriver().stages == {Stage.DERIVER}
+    # The runtime's own reasoner has no deriver: the deriver service registers it.
+    assert Stage.DERIVER not in LocalReasoner().stages
 
 
 async def test_calls_through_a_call_runtime_are_accounted():
     ledger = UsageLedger()
-    reasoner = LocalReasoner(calls=CallRuntime(ledger=ledger))
+    reasoner = LocalReasoner({Stage.DERIVER: LocalDeriver()}, calls=CallRuntime(ledger=ledger))
 
     response = await reasoner.complete(deriver_request())
 
@@ -203,7 +205,7 @@ async def test_calls_through_a_call_runtime_are_accounted():
 async def test_is_the_local_provider_of_build_model():
     settings = ModelSettings(default=ModelChoice(provider="local"))
 
-    model = build_model(Stage.DERIVER, settings, local_factory=local_model)
+    model = build_model(Stage.DERIVER, settings, local_factory=local_deriver)
 
     assert isinstance(model, LocalReasoner)
     output = await structured(model, deriver_request(), DeriverOutput)
