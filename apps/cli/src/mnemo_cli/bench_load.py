@@ -264,6 +264,8 @@ def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[s
     out = [(f"memory formation, {form['messages']:,} msgs flat out until {until}",
             f"{form['msg_per_s']:.0f} msg/s", ""),
            ("  ... CPU ms per message formed", per or "n/a", ""),
+           ("  ... the queue status of that workspace (the SDK's wait), p50",
+            f"{form.get('queue_status_p50_ms', 0.0):.0f} ms", ""),
            _cores("formation", form["cost"])]  # fmt: skip
     rate = fresh["load"]["achieved_msg_per_s"]
     for kind, label, target in (("observation_ms", "an observation", "p50 <= 1000 ms"),
