@@ -117,7 +117,7 @@ def _result() -> dict[str, Any]:
 
 def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
     table = {name: value for name, value, _ in rows(_result())}
-    assert table["memory formation, 20,000 msgs flat out until all formed"] == "123 msg/s"
+    assert table["memory formation, 20,000 msgs flat out until all formed"] == "123.4 msg/s"
     loaded = next(v for k, v in table.items() if k.startswith("get_context") and "990" in k)
     assert loaded == "12.0 / 30.0 ms (1.50x)"
     assert any("40,000 -> 38,000" in k for k in table)

@@ -70,7 +70,7 @@ class LoadSettings(BaseSettings):
     burst: int = Field(default=20_000, ge=100)
     chat: int = Field(default=5, ge=1)
     fairness_samples: int = Field(default=10, ge=1)
-    timeout_s: float = Field(default=1_800.0, gt=0)
+    timeout_s: float = Field(default=3_600.0, gt=0)
     # None: the stack as it runs. Otherwise the memory process is started again at this
     # priority (MNEMO_MEMORY_PRIORITY's values) for the formation, freshness, burst and
     # fairness figures, and at its own for the reads. On cores that other work keeps busy, an
@@ -260,9 +260,10 @@ def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[s
     cpu = form["cost"]["cpu_s"]
     per = ", ".join(f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres")
                     if k in cpu)  # fmt: skip
-    until = "all formed" if form.get("drained", True) else f"{form['formed']:,} formed (timeout)"
+    drained = form.get("drained", True)
+    until = "all formed" if drained else f"the limit, {form['seconds']:.0f} s (not all formed)"
     out = [(f"memory formation, {form['messages']:,} msgs flat out until {until}",
-            f"{form['msg_per_s']:.0f} msg/s", ""),
+            f"{'' if drained else '< '}{form['msg_per_s']:.1f} msg/s", ""),
            ("  ... CPU ms per message formed", per or "n/a", ""),
            ("  ... the queue status of that workspace (the SDK's wait), p50",
             f"{form.get('queue_status_p50_ms', 0.0):.0f} ms", ""),

@@ -131,7 +131,7 @@ async def wait_drained(
     a queue status took (p50, ms).
 
     The status of a large workspace costs the database hundreds of milliseconds: it is asked
-    for at most a fifth of the time, so that the waiting does not slow what it waits for.
+    for at most a tenth of the time, so that the waiting does not slow what it waits for.
     """
     began = time.perf_counter()
     took: list[float] = []
@@ -146,7 +146,7 @@ async def wait_drained(
                     "completed_units": int(status["completed_work_units"]),
                     "total_units": int(status["total_work_units"]),
                     "status_p50_ms": percentiles([x * 1000 for x in took])["p50_ms"]}  # fmt: skip
-        await asyncio.sleep(max(every, 4 * took[-1]))
+        await asyncio.sleep(max(every, 9 * took[-1]))
 
 
 @dataclass

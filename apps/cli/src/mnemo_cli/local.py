@@ -18,7 +18,6 @@ log under ``$MNEMO_STATE_DIR/logs``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -78,23 +77,6 @@ SINGLE_OWNER: dict[str, dict[str, str]] = {
 # deriver catches up after it; the memory process's reads (context, dialectic) wait too then.
 MEMORY_PRIORITY = "MNEMO_MEMORY_PRIORITY"
 
-# Linux's autogroups: a process that starts a session (every process ``up`` starts does) gets a
-# scheduling group of its own, and the scheduler shares the CPU between groups before it looks
-# at the policy or niceness of the tasks inside one. A SCHED_IDLE (or niced) process alone in
-# its group therefore took as much CPU as any other: two processes spinning on one core, each
-# in a session of its own, one of them SCHED_IDLE, got 1.02 CPU seconds each; with the idle
-# one's group at niceness 19, 1.16 against 0.02. So the priority goes to the group as well.
-AUTOGROUP = Path("/proc/self/autogroup")
-
-
-def _group_niceness(niceness: int) -> None:
-    """Give this process's scheduling group ``niceness``, when the process leads a session
-    (its group is then its own, not its parent's) and the kernel has autogroups."""
-    if os.getsid(0) != os.getpid():
-        return
-    with contextlib.suppress(OSError):  # no autogroups in this kernel
-        AUTOGROUP.write_text(str(niceness))
-
 
 def background_priority(value: str) -> Callable[[], None] | None:
     """What a child process runs before exec to take priority ``value``; None for ``normal``."""
@@ -102,31 +84,45 @@ def background_priority(value: str) -> Callable[[], None] | None:
     if value == "normal":
         return None
     if value == "idle" and hasattr(os, "SCHED_IDLE"):
+        return lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    niceness = _niceness(value)
 
-        def idle() -> None:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-            _group_niceness(19)
+    def renice() -> None:
+        os.nice(niceness)
 
-        return idle
-    if value == "idle":
-        value = "19"
+    return renice
+
+
+def _niceness(value: str) -> int:
+    value = "19" if value == "idle" else value
     if not value.isdigit() or not 0 <= int(value) <= 19:
         raise SystemExit(
             f"{MEMORY_PRIORITY} must be 'idle', 'normal' or a niceness from 0 to 19, not {value!r}"
         )
-    niceness = int(value)
+    return int(value)
 
-    def renice() -> None:
-        os.nice(niceness)
-        _group_niceness(niceness)
 
-    return renice
+def group_environment(value: str) -> dict[str, str]:
+    """The environment that has a child started at priority ``value`` give its scheduling
+    group the same priority once it has started (``mnemo_runtime.process.group_niceness``):
+    each process ``up`` starts leads a session, whose group the kernel weighs before the
+    process's own policy or niceness."""
+    value = value.strip().lower()
+    if value == "normal":
+        return {}
+    return {"MNEMO_GROUP_NICENESS": str(_niceness(value))}
 
 
 def _priority(name: str) -> Callable[[], None] | None:
     if name != "memory":
         return None
     return background_priority(os.environ.get(MEMORY_PRIORITY, "idle"))
+
+
+def _group(name: str) -> dict[str, str]:
+    if name != "memory":
+        return {}
+    return group_environment(os.environ.get(MEMORY_PRIORITY, "idle"))
 
 
 def _layout(memory: bool) -> dict[str, dict[str, str]]:
@@ -204,7 +200,8 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "mnemo_cli", "serve"],
-                env={**env, **extra, **metrics.get(name, {})}, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                env={**env, **extra, **metrics.get(name, {}), **_group(name)},
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 start_new_session=True, preexec_fn=priorities[name],
             )  # fmt: skip
         pidfile.write_text(str(proc.pid))

@@ -36,6 +36,7 @@ from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
 from mnemo_runtime.partitions import Leases
+from mnemo_runtime.priority import group_niceness
 from mnemo_runtime.process import settle_heap, until_stopped
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
@@ -172,6 +173,10 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         )
         ops = await start_ops(infra.nc, infra.js, infra.pool, watch)
         settle_heap()
+        # Started at the priority it was given; from here on, its group yields too (a
+        # background process whose group yields from the first instant may take minutes to
+        # start on busy cores).
+        group_niceness(infra_settings.group_niceness)
         log.info("mnemo.started", components=list(components))
         failed = await until_stopped(stop, tasks)
     finally:

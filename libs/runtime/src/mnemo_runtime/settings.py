@@ -30,6 +30,9 @@ class InfraSettings(BaseSettings):
     # stream is created; afterwards every process checks it against the stream. Unset: the
     # stream's count (or the default, for a new stream).
     partitions: int | None = Field(default=None, alias="MNEMO_PARTITIONS", ge=1, le=1024)
+    # The niceness this process gives its scheduling group once it has started (``mnemo up``
+    # sets it for the memory process; see ``priority.group_niceness``). Unset: left alone.
+    group_niceness: int | None = Field(default=None, alias="MNEMO_GROUP_NICENESS", ge=0, le=19)
 
     def nats(self) -> str | None:
         """The NATS URL to connect to, with the service user's credentials when they are given
