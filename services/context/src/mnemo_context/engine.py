@@ -391,7 +391,7 @@ def rank_observations(
     if "facts" in g.on:
         for name, hits in found.passages.items():
             lists[f"facts.{name}"] = [o for h in hits for o in found.citing.get(h.message_id, ())]
-    scores, found_by = fuse(lists, weights)
+    scores, found_by = fuse(lists, weights, weights.observation_k)
     facts = {i: Facts(r.observed, r.at) for i, r in found.rows.items()}
     scores = boost(scores, facts, g.understood, weights)
     order = [i for i in ranked(scores) if i in found.rows]
