@@ -30,8 +30,8 @@ from mnemo_bench.metrics import dedupe, recall_at
 from mnemo_bench.mnemo_client import workspace_id
 from mnemo_bench.offline_app import scope_for
 from mnemo_context.app import build_engine
-from mnemo_context.engine import Gathered, rank_messages
 from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
+from mnemo_context.ranking import Gathered, rank_messages
 from mnemo_context.understanding import Understanding
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.pg import open_pool

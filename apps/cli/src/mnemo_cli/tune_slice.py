@@ -25,8 +25,8 @@ from mnemo_bench.offline_app import scope_for
 from mnemo_cli.tune_retrieval import descend, turns_of, weights_json
 from mnemo_context.app import build_engine
 from mnemo_context.domain import Observation, slice_within
-from mnemo_context.engine import Gathered, rank_observations
 from mnemo_context.fusion import Weights
+from mnemo_context.ranking import Gathered, rank_observations
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.pg import open_pool
 from mnemo_runtime.settings import InfraSettings
