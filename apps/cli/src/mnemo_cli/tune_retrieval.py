@@ -5,7 +5,8 @@
 candidate lists once with the engine the services run, then ranks them under other weights (a
 pure computation) by coordinate descent on Recall@10 (the mean over the benchmarks of each
 one's mean, so that every benchmark counts alike), and prints what it found with the
-per-category figures. ``--split held-out`` only evaluates (the weights in the code, or those
+per-category figures. ``--slice`` fits the ranking of get_context's representation slice
+instead (``tune_slice``). ``--split held-out`` only evaluates (the weights in the code, or those
 given with ``--weights``): the held-out half is never searched over.
 """
 
@@ -16,10 +17,12 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
 
 from mnemo_bench.cases import Question
 from mnemo_bench.cli import default_data, load_cases, split_cases
@@ -27,8 +30,8 @@ from mnemo_bench.metrics import dedupe, recall_at
 from mnemo_bench.mnemo_client import workspace_id
 from mnemo_bench.offline_app import scope_for
 from mnemo_context.app import build_engine
-from mnemo_context.engine import Gathered, rank_messages
 from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
+from mnemo_context.ranking import Gathered, rank_messages
 from mnemo_context.understanding import Understanding
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.pg import open_pool
@@ -44,9 +47,9 @@ GRID: dict[str, tuple[float, ...]] = {
     "named": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
     "window": (0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
     "current": (0.0, 0.15, 0.3, 0.6),
-    "k": (10.0, 20.0, 40.0, 60.0, 100.0),
-    "passages.dense": (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2),
-    "passages.lexical": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0),
+    "k": (5.0, 10.0, 20.0, 40.0, 60.0, 100.0),
+    "passages.dense": (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3),
+    "passages.lexical": (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
 }
 
 
@@ -67,6 +70,10 @@ def with_value(w: Weights, name: str, value: float) -> Weights:
         return replace(w, current=value)
     if name == "k":
         return replace(w, k=int(value))
+    if name == "observation_k":
+        return replace(w, observation_k=int(value))
+    if name == "spread":
+        return replace(w, spread=value)
     if name.startswith("passages."):
         return replace(w, passages={**w.passages, name.removeprefix("passages."): value})
     return replace(w, lists={**w.lists, name: value})
@@ -102,16 +109,21 @@ def joint(groups: Sequence[Sequence[Sample]], w: Weights) -> float:
 
 
 def descend(
-    groups: Sequence[Sequence[Sample]], start: Weights, passes: int = 3
+    groups: Sequence[Sequence[Any]],
+    start: Weights,
+    passes: int = 3,
+    grid: Mapping[str, Sequence[float]] = GRID,
+    score_of: Callable[[Sequence[Sequence[Any]], Weights], float] = joint,
 ) -> tuple[Weights, float]:
-    """Coordinate descent over ``GRID`` from ``start``: each weight in turn to its best value."""
-    best, score = start, joint(groups, start)
+    """Coordinate descent over ``grid`` from ``start``: each weight in turn to its best value
+    for ``score_of`` (by default the joint Recall@10 of the message ranking)."""
+    best, score = start, score_of(groups, start)
     for _ in range(passes):
         moved = False
-        for name, values in GRID.items():
+        for name, values in grid.items():
             for value in values:
                 trial = with_value(best, name, value)
-                got = joint(groups, trial)
+                got = score_of(groups, trial)
                 if got > score + 1e-9:
                     best, score, moved = trial, got, True
         if not moved:
@@ -125,6 +137,16 @@ def by_category(samples: Sequence[Sample], w: Weights) -> dict[str, tuple[int, f
     for s in samples:
         cats.setdefault(s.question.category, []).append(s)
     return {c: (len(ss), recall10(ss, w)) for c, ss in sorted(cats.items())}
+
+
+async def turns_of(pool: AsyncConnectionPool, ws: str) -> dict[str, str]:
+    """The dataset turn id of each of the workspace's messages (as the bench posted them)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT id, metadata->>'turn_id' AS turn FROM messages WHERE workspace = %s", (ws,)
+        )
+        rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+    return {r["id"]: r["turn"] for r in rows if r["turn"]}
 
 
 async def gather(benchmark: str, split: str) -> list[Sample]:
@@ -144,12 +166,7 @@ async def gather(benchmark: str, split: str) -> list[Sample]:
     try:
         for case in cases:
             ws = workspace_id(benchmark, case)
-            async with pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT id, metadata->>'turn_id' AS turn FROM messages WHERE workspace = %s",
-                    (ws,),
-                )
-                turn_of = {r["id"]: r["turn"] for r in await cur.fetchall() if r["turn"]}  # type: ignore[call-overload]
+            turn_of = await turns_of(pool, ws)
             if not turn_of:
                 print(f"{case.id}: not ingested (run the offline bench first)", file=sys.stderr)
                 continue
@@ -173,9 +190,18 @@ def _report(label: str, samples: Sequence[Sample], w: Weights, out: Callable[[st
         out(f"  without {off:20} R@10 {recall10(samples, w, frozenset({off})):.3f}")
 
 
-def _weights_json(w: Weights) -> dict[str, Any]:
+def weights_json(w: Weights) -> dict[str, Any]:
+    """``w`` as JSON (what ``--weights`` reads)."""
     return {"lists": dict(w.lists), "named": w.named, "window": w.window, "current": w.current,
-            "k": w.k, "passages": dict(w.passages)}  # fmt: skip
+            "k": w.k, "observation_k": w.observation_k, "passages": dict(w.passages),
+            "spread": w.spread}  # fmt: skip
+
+
+def _weights(raw: dict[str, Any]) -> Weights:
+    """Weights from ``weights_json``'s form; what it leaves out keeps the code's value."""
+    return replace(
+        DEFAULT_WEIGHTS, **{k: v for k, v in raw.items() if k in weights_json(DEFAULT_WEIGHTS)}
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -183,21 +209,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("benchmarks", nargs="+", choices=["locomo", "beam"])
     parser.add_argument("--split", default="tuning", choices=["tuning", "held-out", "all"])
     parser.add_argument("--weights", type=Path, help="JSON of weights to evaluate, not search")
+    parser.add_argument("--slice", action="store_true",
+                        help="fit get_context's representation slice, not the message ranking")  # fmt: skip
     args = parser.parse_args(argv)
+    start = _weights(json.loads(args.weights.read_text())) if args.weights else DEFAULT_WEIGHTS
+    if args.slice:
+        from mnemo_cli.tune_slice import fit_slice
+
+        return fit_slice(args.benchmarks, args.split, start, fit=not args.weights)
     groups = {b: asyncio.run(gather(b, args.split)) for b in args.benchmarks}
-    start = DEFAULT_WEIGHTS
-    if args.weights:
-        raw = json.loads(args.weights.read_text())
-        start = Weights(
-            raw["lists"], raw["named"], raw["window"], raw["current"], raw["k"], raw["passages"]
-        )
     for name, samples in groups.items():
         _report(f"{name} {args.split}, current weights", samples, start, print)
     if args.split == "tuning" and not args.weights:
         fitted, _ = descend(list(groups.values()), start)
         for name, samples in groups.items():
             _report(f"{name} {args.split}, fitted on the tuning split", samples, fitted, print)
-        print(json.dumps(_weights_json(fitted)))
+        print(json.dumps(weights_json(fitted)))
     return 0
 
 

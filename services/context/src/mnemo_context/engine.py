@@ -9,23 +9,24 @@ For a question it gathers four ranked lists, each from its own index:
 With fact-augmented keys, each kind also ranks the other: an observation's rank lifts the
 messages it came from (a message is found through what was derived from it), and a message's
 rank lifts the observations derived from it. The lists are fused by weighted reciprocal rank
-(``fusion``), the question's understanding boosts what it points at (``understanding``), and a
-configured reranker, if any, reorders the head. Messages come back deduplicated, each with the
-preceding turn of the other speaker as context.
+(``ranking``, ``fusion``), the question's understanding boosts what it points at
+(``understanding``), and a configured reranker, if any, reorders the head. Messages come back
+deduplicated, each with the preceding turn of the other speaker as context; observations for a
+slice to pack into a budget (``diverse``) come spread over the messages they rest on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from mnemo_context.fusion import DEFAULT_WEIGHTS, Facts, Weights, boost, fuse, ranked, spread
+from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
 from mnemo_context.ports import Confinement, EvidenceReads, ObservationRow, PassageHit, Reranker
+from mnemo_context.ranking import Found, Gathered, rank_messages, rank_observations
 from mnemo_context.understanding import Understanding, named_peers, understand
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters, qualified
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -71,17 +72,6 @@ class EngineConfig:
     depth: int = 50
     weights: Weights = field(default_factory=lambda: DEFAULT_WEIGHTS)
     rerank_depth: int = 30
-
-
-@dataclass
-class Found:
-    """Everything the lists found, before fusion."""
-
-    passages: dict[str, list[PassageHit]] = field(default_factory=dict)
-    observations: dict[str, list[str]] = field(default_factory=dict)
-    rows: dict[str, ObservationRow] = field(default_factory=dict)
-    distances: dict[str, float] = field(default_factory=dict)
-    citing: dict[str, list[str]] = field(default_factory=dict)
 
 
 class RetrievalEngine:
@@ -328,80 +318,6 @@ class RetrievalEngine:
         for i, s in zip(ids, given, strict=True):
             scores[i] = float(s)
         return [i for _, i in sorted(zip(given, ids, strict=True), key=lambda p: -p[0])]
-
-
-@dataclass(frozen=True)
-class Gathered:
-    """A query's candidates, what its question says, and the components it runs with."""
-
-    found: Found
-    understood: Understanding
-    on: frozenset[Component]
-    confine: Confinement = field(default_factory=Confinement)
-
-
-def rank_messages(
-    g: Gathered, weights: Weights
-) -> tuple[list[str], dict[str, float], dict[str, list[str]], dict[str, PassageHit]]:
-    """Message ids best first, their scores, the lists that found each, and its best passage."""
-    found = g.found
-    lists: dict[str, list[str]] = {
-        name: by_best_passage(hits, weights.passages.get(name, 0.0))
-        for name, hits in found.passages.items()
-    }
-    # A message's passage is the one ranked highest by any list (scores are not comparable
-    # across lists, ranks are).
-    best: dict[str, tuple[int, PassageHit]] = {}
-    facts: dict[str, Facts] = {}
-    for hits in found.passages.values():
-        for rank, h in enumerate(hits):
-            if h.message_id not in best or rank < best[h.message_id][0]:
-                best[h.message_id] = (rank, h)
-            facts.setdefault(h.message_id, Facts(h.peer_id, h.created_at))
-    if "facts" in g.on:
-        for name, ranking in found.observations.items():
-            lists[f"facts.{name}"] = [m for i in ranking for m in found.rows[i].source_message_ids]
-            for i in ranking:
-                row = found.rows[i]
-                for m in row.source_message_ids:
-                    facts.setdefault(m, Facts(row.observed, row.at))
-    scores, found_by = fuse(lists, weights)
-    scores = boost(scores, facts, g.understood, weights)
-    return ranked(scores), scores, found_by, {m: h for m, (_, h) in best.items()}
-
-
-def by_best_passage(hits: Sequence[PassageHit], penalty: float) -> list[str]:
-    """Message ids by their best passage's score less ``penalty`` times the log of their
-    passages (0: by the best passage alone)."""
-    best: dict[str, float] = {}
-    for h in hits:
-        score = h.score - penalty * math.log(max(h.parts, 1))
-        if score > best.get(h.message_id, -math.inf):
-            best[h.message_id] = score
-    return sorted(best, key=lambda m: -best[m])
-
-
-def rank_observations(
-    g: Gathered, weights: Weights, max_distance: float | None = None, *, diverse: bool = False
-) -> tuple[list[str], dict[str, float], dict[str, list[str]]]:
-    """Observation ids best first (none beyond ``max_distance``; ``diverse``: spread over the
-    messages they rest on), scores, and their lists."""
-    found = g.found
-    lists: dict[str, list[str]] = dict(found.observations)
-    if "facts" in g.on:
-        for name, hits in found.passages.items():
-            lists[f"facts.{name}"] = [o for h in hits for o in found.citing.get(h.message_id, ())]
-    scores, found_by = fuse(lists, weights)
-    facts = {i: Facts(r.observed, r.at) for i, r in found.rows.items()}
-    scores = boost(scores, facts, g.understood, weights)
-    order = [i for i in ranked(scores) if i in found.rows]
-    if diverse:
-        sources = {i: found.rows[i].source_message_ids for i in order}
-        order = spread(order, scores, sources, weights.spread)
-    if max_distance is not None:
-        # Only a distance that was measured can be vouched for.
-        order = [i for i in order if found.distances.get(i, 2.0) <= max_distance]
-    return order, scores, found_by
 
 
 def _passage_text(content: str, hit: PassageHit | None) -> str:

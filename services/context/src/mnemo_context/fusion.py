@@ -24,8 +24,11 @@ from datetime import datetime
 
 from mnemo_context.understanding import Understanding
 
-# Fitted (see above); Cormack et al. use 60, a flatter curve that these lists like less.
-RRF_K = 10
+# Fitted (see above); Cormack et al. use 60, a flatter curve that these lists like less. The
+# ranking of messages (for a top ten) likes a steeper curve than that of observations (for a
+# slice to pack into a budget).
+RRF_K = 5
+RRF_K_OBSERVATIONS = 10
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,15 @@ class Weights:
             "lexical": 1.0, "dense": 1.0, "facts.lexical": 0.2, "facts.dense": 0.4,
         }
     )  # fmt: skip
-    named: float = 0.5
+    named: float = 1.0
     window: float = 2.0
     current: float = 0.3
     k: int = RRF_K
+    observation_k: int = RRF_K_OBSERVATIONS
     # A message's best passage, less this times the log of its passages, per list: the best of
     # many passages of a long message matches by chance more often than a short message's one
     # (cosine for the dense list, BM25 for the lexical one).
-    passages: Mapping[str, float] = field(default_factory=lambda: {"dense": 0.1, "lexical": 2.0})
+    passages: Mapping[str, float] = field(default_factory=lambda: {"dense": 0.2, "lexical": 2.0})
     # A diverse ranking of observations multiplies each score by this for every better-ranked
     # observation that rests on one of the same messages.
     spread: float = 0.1
@@ -62,9 +66,11 @@ class Facts:
 
 
 def fuse(
-    lists: Mapping[str, Sequence[str]], weights: Weights
+    lists: Mapping[str, Sequence[str]], weights: Weights, k: int | None = None
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """Weighted reciprocal-rank scores, and which lists found each id."""
+    """Weighted reciprocal-rank scores (``k``: the curve's, else the weights' ``k``), and which
+    lists found each id."""
+    k = weights.k if k is None else k
     scores: dict[str, float] = {}
     found: dict[str, list[str]] = {}
     for name, ranking in lists.items():
@@ -72,7 +78,7 @@ def fuse(
         if weight <= 0:
             continue
         for rank, item in enumerate(dict.fromkeys(ranking), start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (weights.k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
             found.setdefault(item, []).append(name)
     return scores, found
 
