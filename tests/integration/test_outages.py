@@ -65,6 +65,7 @@ class _Slow:
     name = "outage-marks"
     applied_subject = "mnemo.test.outage.applied"
     pipelined = False
+    fair = False
 
     def __init__(self) -> None:
         self.release = asyncio.Event()

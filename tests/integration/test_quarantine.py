@@ -162,6 +162,7 @@ class _Breaks:
     name = "breaks"
     applied_subject = "mnemo.projector.breaks.applied"
     pipelined = False
+    fair = False
 
     def __init__(self, bad_message: str) -> None:
         self.bad = bad_message

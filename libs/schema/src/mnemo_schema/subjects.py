@@ -254,3 +254,11 @@ def partition_of_subject(subject: str) -> int | None:
     if len(parts) > 3 and parts[0] == "mnemo" and parts[1] == "evt" and parts[3].isdigit():
         return int(parts[3])
     return None
+
+
+def workspace_of_subject(subject: str) -> str | None:
+    """The workspace of an event subject (``mnemo.evt.<workspace>...``), if it is one."""
+    parts = subject.split(".")
+    if len(parts) > 3 and parts[0] == "mnemo" and parts[1] == "evt":
+        return parts[2]
+    return None

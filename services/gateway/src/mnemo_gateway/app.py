@@ -62,7 +62,7 @@ def build_services(
     authority = Authority.build(auth or AuthSettings(), nc.jetstream())
     watermark = ProjectionWatermark(nc, pool)
     memory_watermark = ProjectionWatermark(
-        nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED
+        nc, pool, projection="memory", subject=subjects.MEMORY_PROJECTION_APPLIED, fair=True
     )
 
     @asynccontextmanager

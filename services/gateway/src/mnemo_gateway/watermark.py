@@ -3,12 +3,17 @@
 A projection applies each partition of the log on its own and announces each committed
 position (``<partition>:<seq>``) on a core NATS subject; as that is at-most-once, waiters also
 re-read the positions from Postgres on a short interval. A write to a workspace is visible once
-its partition's position has reached the write's.
+its partition's position has reached the write's, or, for a projection that takes a partition's
+workspaces in turns, once the workspace's own position has (announced as
+``<partition>:<seq>:<workspace's seq>:<workspace>``, stored in ``projection_ahead``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections import Counter
+from typing import Any
 
 import psycopg
 from nats.aio.client import Client as NATS
@@ -34,6 +39,8 @@ class ProjectionWatermark:
         pool: AsyncConnectionPool,
         projection: str = positions.ENTITIES,
         subject: str = subjects.PROJECTOR_APPLIED,
+        *,
+        fair: bool = False,
     ) -> None:
         self._nc = nc
         self._pool = pool
@@ -41,6 +48,11 @@ class ProjectionWatermark:
         self._subject = subject
         self.partitions = subjects.DEFAULT_PARTITIONS
         self._positions: dict[int, Position] = {}
+        # Workspaces applied past their partition's position, and how far (forgotten once the
+        # partition's position passes them).
+        self._ahead: dict[str, Position] = {}
+        self._waiting: Counter[str] = Counter()
+        self._fair = fair
         self._sub: Subscription | None = None
 
     async def start(self) -> None:
@@ -73,9 +85,28 @@ class ProjectionWatermark:
         return position
 
     async def _on_applied(self, msg: Msg) -> None:
-        partition, _, seq = msg.data.partition(b":")
         with contextlib.suppress(ValueError):
-            self._position(int(partition)).advance(int(seq))
+            parts = msg.data.decode().split(":", 3)
+            partition, floor = int(parts[0]), int(parts[1])
+            if len(parts) == 4 and self._fair:
+                self._workspace(parts[3]).advance(int(parts[2]))
+            self._advance(partition, floor)
+
+    def _advance(self, partition: int, floor: int) -> None:
+        """Move ``partition``'s position to ``floor``; forget the workspaces it has passed."""
+        self._position(partition).advance(floor)
+        passed = [
+            w for w, p in self._ahead.items()
+            if p.value <= floor and not self._waiting[w] and self.partition(w) == partition
+        ]  # fmt: skip
+        for workspace in passed:
+            self._ahead.pop(workspace).advance(floor)
+
+    def _workspace(self, workspace: str) -> Position:
+        position = self._ahead.get(workspace)
+        if position is None:
+            position = self._ahead[workspace] = Position()
+        return position
 
     async def refresh(self) -> dict[int, int]:
         """Re-read the applied positions from Postgres."""
@@ -85,9 +116,16 @@ class ProjectionWatermark:
                 (self._projection,),
             )
             rows = await cur.fetchall()
+            cur = await conn.execute(
+                "SELECT workspace, seq FROM projection_ahead WHERE name = %s", (self._projection,)
+            )
+            ahead = await cur.fetchall()
+        for row in ahead:
+            a: dict[str, Any] = row  # type: ignore[assignment]
+            self._workspace(str(a["workspace"])).advance(int(a["seq"]))
         for row in rows:
             r: dict[str, int] = row  # type: ignore[assignment]
-            self._position(int(r["partition"])).advance(int(r["seq"]))
+            self._advance(int(r["partition"]), int(r["seq"]))
         return self.values
 
     async def _refresh_quietly(self) -> None:
@@ -97,4 +135,22 @@ class ProjectionWatermark:
     async def wait(self, workspace: str, seq: int, timeout: float) -> bool:
         """True once position ``seq`` of ``workspace`` is applied; False if ``timeout`` passes
         first."""
-        return await self._position(self.partition(workspace)).wait(seq, timeout)
+        floor = self._position(self.partition(workspace))
+        if floor.value >= seq or not self._fair:
+            return await floor.wait(seq, timeout)
+        ahead = self._workspace(workspace)
+        if ahead.value >= seq:
+            return True
+        self._waiting[workspace] += 1
+        waits = [asyncio.ensure_future(p.wait(seq, timeout)) for p in (floor, ahead)]
+        try:
+            for done in asyncio.as_completed(waits):
+                if await done:
+                    return True
+            return False
+        finally:
+            for w in waits:
+                w.cancel()
+            self._waiting[workspace] -= 1
+            if not self._waiting[workspace]:
+                del self._waiting[workspace]

@@ -18,6 +18,7 @@ class EntityProjection:
     name = PROJECTION
     applied_subject = subjects.PROJECTOR_APPLIED
     pipelined = True  # apply() only writes
+    fair = False
 
     def filters(self, partition: int) -> list[str]:
         return [subjects.entity_filter("*", partition), subjects.message_filter(partition)]

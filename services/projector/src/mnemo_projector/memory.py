@@ -87,6 +87,7 @@ class MemoryProjection:
     name = positions.MEMORY
     applied_subject = subjects.MEMORY_PROJECTION_APPLIED
     pipelined = False  # apply() reads row counts and lookups back as it goes
+    fair = True  # one workspace's backlog must not hold back another's (see lines)
 
     def __init__(
         self,

@@ -109,6 +109,7 @@ class PassageProjection:
     name = PASSAGES
     applied_subject = subjects.PASSAGES_APPLIED
     pipelined = False  # apply() reads back which messages are new
+    fair = True  # one workspace's backlog must not hold back another's (see lines)
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
@@ -132,9 +133,7 @@ class PassageProjection:
                 await conn.execute("DELETE FROM search_terms WHERE kind = 'm'")
                 await conn.execute("DELETE FROM search_df WHERE kind = 'm'")
                 await conn.execute("DELETE FROM search_docs WHERE kind = 'm'")
-                await conn.execute(
-                    "UPDATE projection_positions SET seq = 0 WHERE name = %s", (PASSAGES,)
-                )
+                await positions.reset(conn, [PASSAGES])
             await conn.execute(DDL.format(dimension=dim))
             await conn.execute(
                 "INSERT INTO vector_indexes (name, dimension, model)"

@@ -14,7 +14,8 @@ from mnemo_schema.events import Event
 class Projection(Protocol):
     """One read model: its name (position rows), the events it reads, how it applies them.
 
-    It applies each partition of the log on its own (``filters``), in log order.
+    It applies each partition of the log on its own (``filters``), in log order (``fair``: in
+    the log order of each workspace).
     """
 
     name: str
@@ -22,6 +23,10 @@ class Projection(Protocol):
     # Whether ``apply`` only writes (no row counts or results read back), so its statements can
     # be pipelined: sent together, their results read once at the end.
     pipelined: bool
+    # Whether a partition's workspaces are taken in turns, each in its own log order
+    # (``lines``), instead of the whole partition in log order. Only for a projection that
+    # keeps nothing spanning two workspaces, and has no ``guarded`` statement.
+    fair: bool
 
     def filters(self, partition: int) -> list[str]:
         """The stored subjects of the events it applies in ``partition``."""
@@ -89,3 +94,14 @@ async def ensure_position(conn: AsyncConnection, name: str, partition: int) -> N
         " ON CONFLICT DO NOTHING",
         (name, partition),
     )
+
+
+async def read_ahead(conn: AsyncConnection, name: str, partition: int) -> dict[str, int]:
+    """The workspaces of ``partition`` that ``name`` has applied past the partition's position,
+    and how far."""
+    cur = await conn.execute(
+        "SELECT workspace, seq FROM projection_ahead WHERE name = %s AND partition = %s",
+        (name, partition),
+    )
+    rows: list[Any] = await cur.fetchall()
+    return {str(r["workspace"]): int(r["seq"]) for r in rows}

@@ -18,12 +18,15 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
+from psycopg import AsyncConnection, AsyncPipeline
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_projector.lines import Lines
 from mnemo_projector.positions import (
     Projection,
     advance_guarded,
     ensure_position,
+    read_ahead,
     read_position,
 )
 from mnemo_projector.quarantine import Delivered, RetryPolicy, settle
@@ -118,8 +121,11 @@ class Projector:
             return await read_position(conn, self.projection.name, self.partition)
 
     async def _follow(self, stop: asyncio.Event) -> None:
-        start = await self._position() + 1
-        self.applied = start - 1
+        async with self._pool.connection() as conn:
+            floor = await read_position(conn, self.projection.name, self.partition)
+            ahead = await read_ahead(conn, self.projection.name, self.partition)
+        self.applied = floor
+        lines = Lines(self._batch, fair=self.projection.fair, floor=floor, ahead=ahead)
         # An ordered push consumer: the server sends new events as they are stored, with flow
         # control and gap detection handled by the client; nothing is acknowledged because the
         # position lives in Postgres.
@@ -132,7 +138,7 @@ class Projector:
             ordered_consumer=True,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
             config=ConsumerConfig(
-                opt_start_seq=start, mem_storage=True,
+                opt_start_seq=floor + 1, mem_storage=True,
                 filter_subjects=self._filters if several else None,
             ),
             idle_heartbeat=5.0,
@@ -143,21 +149,22 @@ class Projector:
             await self._mark_failing(None)
         try:
             while not stop.is_set():
-                try:
-                    first = await asyncio.wait_for(inbox.get(), timeout=0.5)
-                except TimeoutError:
-                    # Idle: a rebuild may have reset the position under us.
-                    await self.projection.idle()
-                    await self._redrives.run()
-                    position = await self._position()
-                    if position < self.applied:
-                        self.applied = position
-                        return
-                    continue
-                msgs = [first]
-                while len(msgs) < self._batch and not inbox.empty():
-                    msgs.append(inbox.get_nowait())
-                if not await self._apply(msgs):
+                if not lines and lines.received <= self.applied:
+                    try:
+                        lines.put(Delivered.of(await asyncio.wait_for(inbox.get(), 0.5)))
+                    except TimeoutError:
+                        # Idle: a rebuild may have reset the position under us.
+                        await self.projection.idle()
+                        await self._redrives.run()
+                        position = await self._position()
+                        if position < self.applied:
+                            self.applied = position
+                            return
+                        continue
+                while not inbox.empty():
+                    lines.put(Delivered.of(inbox.get_nowait()))
+                workspace, items = lines.take()
+                if not await self._apply(lines, workspace, items):
                     return
                 await self._redrives.run(at_most_every_s=5.0)
         finally:
@@ -166,8 +173,9 @@ class Projector:
             except Exception:
                 log.debug("projector.unsubscribe_failed")
 
-    async def _apply(self, msgs: list[Msg]) -> bool:
-        """Apply one batch; False if the stored position moved under this projector.
+    async def _apply(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
+        """Apply one batch of ``workspace``'s line (none: only move the floor past what was
+        applied already); False if the stored position moved under this projector.
 
         The position is checked optimistically in the same transaction or statement
         (``seq = expected``), so two projectors or a concurrent rebuild can never both advance it.
@@ -175,20 +183,21 @@ class Projector:
         event at fault is found, tried again and, failing that, quarantined.
         """
         position = self.applied
-        items = [d for d in map(Delivered.of, msgs) if d.seq > position]
-        if not items:
-            return True
-        last = items[-1].seq
+        floor = lines.floor_after()
+        last = items[-1].seq if items else floor
         try:
-            if all(d.event is not None for d in items):
+            if not items:
+                await self._apply_in_transaction([], position, floor)
+            elif all(d.event is not None for d in items):
                 fresh = [(d.seq, d.event) for d in items if d.event is not None]
-                guarded = self.projection.guarded(fresh)
+                guarded = None if self.projection.fair else self.projection.guarded(fresh)
                 if guarded is not None:
-                    await self._apply_guarded(guarded, fresh, position, last)
+                    await self._apply_guarded(guarded, fresh, position, floor)
                 else:
-                    await self._apply_in_transaction(fresh, position, last)
+                    await self._apply_in_transaction(fresh, position, floor, workspace, last)
             else:
-                await self._apply_one_by_one(items, position)
+                await self._apply_one_by_one(lines, workspace, items, position)
+                return True
         except _PositionMoved:
             log.info("projector.position_moved", projection=self.projection.name)
             return False
@@ -198,30 +207,43 @@ class Projector:
                 raise
             log.warning(
                 "projector.batch_failed", projection=self.projection.name, error=repr(err),
-                first_seq=items[0].seq, events=len(items),
+                first_seq=items[0].seq if items else None, events=len(items),
             )  # fmt: skip
             try:
-                await self._apply_one_by_one(items, position)
+                await self._apply_one_by_one(lines, workspace, items, position)
             except _PositionMoved:
                 log.info("projector.position_moved", projection=self.projection.name)
                 return False
-        await self._advanced(last)
+            return True
+        await self._advanced(lines, workspace, last, floor)
         return True
 
-    async def _advanced(self, last: int) -> None:
-        self.applied = last
-        await self._nc.publish(self.projection.applied_subject, f"{self.partition}:{last}".encode())
+    async def _advanced(self, lines: Lines, workspace: str, last: int, floor: int) -> None:
+        """Record that ``workspace``'s events up to ``last`` are applied and the floor is
+        ``floor``; announce it (``<partition>:<floor>``, and ``:<last>:<workspace>`` when the
+        workspace is past the floor)."""
+        self.applied = floor
+        lines.applied(workspace, last, floor)
+        note = f"{self.partition}:{floor}"
+        if workspace and last > floor:
+            note += f":{last}:{workspace}"
+        await self._nc.publish(self.projection.applied_subject, note.encode())
         if self._failing:
             await self._mark_failing(None)
 
-    async def _apply_one_by_one(self, items: list[Delivered], position: int) -> None:
+    async def _apply_one_by_one(
+        self, lines: Lines, workspace: str, items: list[Delivered], position: int
+    ) -> None:
         """Each event in its own transaction; one that keeps failing is quarantined."""
-        for item in items:
+        for i, item in enumerate(items):
+            floor = lines.floor_after(items[i + 1 :])
             for attempt in range(1, self._retry.attempts + 1):
                 try:
                     if item.event is None:
                         raise _Undecodable(item.error or "undecodable event")
-                    await self._apply_in_transaction([(item.seq, item.event)], position, item.seq)
+                    await self._apply_in_transaction(
+                        [(item.seq, item.event)], position, floor, workspace, item.seq
+                    )
                     break
                 except _PositionMoved:
                     raise
@@ -231,14 +253,22 @@ class Projector:
                         raise
                     reason = str(err) if isinstance(err, _Undecodable) else repr(err)
                     if isinstance(err, _Undecodable) or attempt == self._retry.attempts:
-                        await self._quarantine(item, reason, attempt, position)
+                        await self._quarantine(item, reason, attempt, position, floor, workspace)
                         break
                     await self._mark_failing(err)
                     await self._retry.pause(attempt)
-            position = item.seq
-            self.applied = position
+            await self._advanced(lines, workspace, item.seq, floor)
+            position = floor
 
-    async def _quarantine(self, item: Delivered, reason: str, attempts: int, position: int) -> None:
+    async def _quarantine(
+        self,
+        item: Delivered,
+        reason: str,
+        attempts: int,
+        position: int,
+        floor: int,
+        workspace: str,
+    ) -> None:
         """Record the dead letter (or apply the operator's correction) and move past the event,
         in one transaction."""
         announce: tuple[int, Letter] | None = None
@@ -246,13 +276,7 @@ class Projector:
             instead, announce = await settle(conn, self._dead, item, reason, attempts)
             if instead is not None:
                 await self.projection.apply(conn, [(item.seq, instead)])
-            cur = await conn.execute(
-                "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
-                " AND seq = %s",
-                (item.seq, self.projection.name, self.partition, position),
-            )
-            if cur.rowcount != 1:
-                raise _PositionMoved
+            await self._move(conn, position, floor, workspace, item.seq)
         if announce is not None:
             await self._dead.announce(*announce)
 
@@ -287,7 +311,12 @@ class Projector:
             raise _PositionMoved
 
     async def _apply_in_transaction(
-        self, fresh: list[tuple[int, Event]], position: int, last: int
+        self,
+        fresh: list[tuple[int, Event]],
+        position: int,
+        floor: int,
+        workspace: str = "",
+        last: int = 0,
     ) -> None:
         async with self._pool.connection() as conn, contextlib.AsyncExitStack() as stack:
             # Pipelined, a batch costs two round trips, not one per statement.
@@ -301,17 +330,45 @@ class Projector:
                 # effects and position are lost together and the tail is replayed, so the
                 # commit need not wait for its WAL flush.
                 await conn.execute("SET LOCAL synchronous_commit TO OFF")
-                with SpanGroup(fresh, self.projection.name):
-                    await self.projection.apply(conn, fresh)
-                cur = await conn.execute(
-                    "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
-                    " AND seq = %s",
-                    (last, self.projection.name, self.partition, position),
+                if fresh:
+                    with SpanGroup(fresh, self.projection.name):
+                        await self.projection.apply(conn, fresh)
+                await self._move(conn, position, floor, workspace, last, pipeline)
+
+    async def _move(
+        self,
+        conn: AsyncConnection[Any],
+        position: int,
+        floor: int,
+        workspace: str,
+        last: int,
+        pipeline: AsyncPipeline | None = None,
+    ) -> None:
+        """In the caller's transaction: move the floor from ``position`` to ``floor`` (raise
+        _PositionMoved if it is not at ``position``) and record how far ``workspace`` is."""
+        key = (self.projection.name, self.partition)
+        cur = await conn.execute(
+            "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
+            " AND seq = %s",
+            (floor, *key, position),
+        )
+        if self.projection.fair:
+            if workspace and last > floor:
+                await conn.execute(
+                    "INSERT INTO projection_ahead (name, partition, workspace, seq)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (name, partition, workspace)"
+                    " DO UPDATE SET seq = EXCLUDED.seq",
+                    (*key, workspace, last),
                 )
-                if pipeline is not None:
-                    await pipeline.sync()
-                if cur.rowcount != 1:
-                    raise _PositionMoved
+            if floor > position or last <= floor:
+                await conn.execute(
+                    "DELETE FROM projection_ahead WHERE name = %s AND partition = %s AND seq <= %s",
+                    (*key, floor),
+                )
+        if pipeline is not None:
+            await pipeline.sync()
+        if cur.rowcount != 1:
+            raise _PositionMoved
 
 
 class _PositionMoved(Exception):

@@ -32,7 +32,7 @@ async def drop_projection(
             "SELECT seq FROM projection_positions WHERE name = %s FOR UPDATE", (name,)
         )
         await conn.execute(f"TRUNCATE {', '.join(tables)}")
-        await conn.execute("UPDATE projection_positions SET seq = 0 WHERE name = %s", (name,))
+        await positions.reset(conn, [name])
 
 
 # What memory formation's projections hold: the memory projection (observations, their aliases,
@@ -64,7 +64,4 @@ async def drop_memory(conn: AsyncConnection, index: VectorIndex) -> None:
         if made["made"]:
             tables.append("message_passages")
         await conn.execute(f"TRUNCATE {', '.join(tables)}")
-        await conn.execute(
-            "UPDATE projection_positions SET seq = 0 WHERE name = ANY(%s)",
-            (list(MEMORY_PROJECTIONS),),
-        )
+        await positions.reset(conn, list(MEMORY_PROJECTIONS))

@@ -106,4 +106,4 @@ class PgMemory:
 
     async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
         partition = partition_of(workspace, self._partitions)
-        return await wait_applied(self._pool, positions.MEMORY, partition, seq, timeout)
+        return await wait_applied(self._pool, positions.MEMORY, partition, seq, timeout, workspace)

@@ -52,12 +52,18 @@ class QueueStatus(BaseModel):
 
 # The units under the caller's filters, counted per session and state.
 _SQL = """
-WITH pos AS (
+WITH applied AS (
+    -- How far each memory projection has applied this workspace's events: its partition's
+    -- position, or further where it took the workspace in its turn (projection_ahead).
+    SELECT p.name, GREATEST(p.seq, COALESCE(a.seq, 0)) AS seq
+    FROM projection_positions p
+    LEFT JOIN projection_ahead a ON a.name = p.name AND a.partition = p.partition
+         AND a.workspace = %(ws)s
+    WHERE p.partition = %(partition)s AND p.name IN ('memory', 'passages')
+), pos AS (
     SELECT
-      COALESCE((SELECT seq FROM projection_positions WHERE name = 'memory'
-                AND partition = %(partition)s), 0) AS memory,
-      COALESCE((SELECT seq FROM projection_positions WHERE name = 'passages'
-                AND partition = %(partition)s), 0) AS passages
+      COALESCE((SELECT seq FROM applied WHERE name = 'memory'), 0) AS memory,
+      COALESCE((SELECT seq FROM applied WHERE name = 'passages'), 0) AS passages
 ), failed_derivations AS (
     SELECT DISTINCT d.observer, d.observed, s.value::bigint AS seq
     FROM dead_letters d,

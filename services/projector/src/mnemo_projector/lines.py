@@ -1,0 +1,82 @@
+"""Which events of a partition a projection applies next: one line per workspace, taken in
+turns. Pure.
+
+Nothing a projection keeps spans two workspaces, so each workspace's events need only be
+applied in their own order. A projection that embeds what it applies (observations, message
+passages) is slow enough for one workspace's backlog to keep a partition busy for minutes; in
+log order, another workspace of that partition would wait behind all of it. Taken in turns, it
+waits for at most one batch.
+
+What is applied is then said by two numbers: the partition's **floor** (every event up to it is
+applied) and, for a workspace applied past the floor, its own position (every event of that
+workspace up to it is applied). An event is applied when its position is at most the floor or
+at most its workspace's.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+
+from mnemo_projector.quarantine import Delivered
+from mnemo_schema.subjects import workspace_of_subject
+
+
+class Lines:
+    """The received events not yet applied, per workspace (``fair``) or in one line."""
+
+    def __init__(self, batch: int, *, fair: bool, floor: int, ahead: dict[str, int]) -> None:
+        self._batch = batch
+        self._fair = fair
+        self.floor = floor
+        # workspace -> its position, where it is past the floor
+        self.ahead = {w: s for w, s in ahead.items() if s > floor}
+        self.received = floor
+        self._lines: OrderedDict[str, deque[Delivered]] = OrderedDict()
+
+    def put(self, item: Delivered) -> None:
+        """Queue ``item`` at the end of its line, unless it is applied already."""
+        self.received = max(self.received, item.seq)
+        workspace = self.line_of(item)
+        if item.seq <= max(self.floor, self.ahead.get(workspace, 0)):
+            return
+        self._lines.setdefault(workspace, deque()).append(item)
+
+    def line_of(self, item: Delivered) -> str:
+        """The line ``item`` waits in: its workspace's, or the only one."""
+        return (workspace_of_subject(item.subject) or "") if self._fair else ""
+
+    def take(self) -> tuple[str, list[Delivered]]:
+        """The next batch: up to ``batch`` events of the line whose turn it is, in order."""
+        if not self._lines:
+            return "", []
+        workspace, line = next(iter(self._lines.items()))
+        batch = [line.popleft() for _ in range(min(self._batch, len(line)))]
+        if line:
+            self._lines.move_to_end(workspace)
+        else:
+            del self._lines[workspace]
+        return workspace, batch
+
+    def floor_after(self, unapplied: Iterable[Delivered] = ()) -> int:
+        """The floor once what was taken is applied, but for ``unapplied``: the position before
+        the oldest event still waiting, or the newest received when none waits."""
+        waiting = [line[0].seq for line in self._lines.values()]
+        waiting += [item.seq for item in unapplied]
+        return min(waiting) - 1 if waiting else self.received
+
+    def applied(self, workspace: str, seq: int, floor: int) -> None:
+        """Record that ``workspace``'s events up to ``seq`` are applied and the floor is
+        ``floor``."""
+        self.floor = floor
+        if seq > floor and workspace:
+            self.ahead[workspace] = seq
+        else:
+            self.ahead.pop(workspace, None)
+        self.ahead = {w: s for w, s in self.ahead.items() if s > floor}
+
+    def __bool__(self) -> bool:
+        return bool(self._lines)
+
+    def __len__(self) -> int:
+        return sum(len(line) for line in self._lines.values())

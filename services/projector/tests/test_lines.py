@@ -1,0 +1,61 @@
+"""The lines of a partition's events: workspaces in turns, each in order; the floor and the
+workspaces past it."""
+
+from __future__ import annotations
+
+from mnemo_projector.lines import Lines
+from mnemo_projector.quarantine import Delivered
+
+
+def _event(seq: int, workspace: str) -> Delivered:
+    return Delivered(seq, f"mnemo.evt.{workspace}.0.msg.s", b"", None)
+
+
+def _seqs(batch: list[Delivered]) -> list[int]:
+    return [d.seq for d in batch]
+
+
+def test_workspaces_take_turns_each_in_its_own_order() -> None:
+    lines = Lines(2, fair=True, floor=0, ahead={})
+    for seq in range(1, 7):
+        lines.put(_event(seq, "a"))
+    lines.put(_event(7, "b"))
+    lines.put(_event(8, "a"))
+    assert lines.take() == ("a", [_event(1, "a"), _event(2, "a")])
+    assert lines.take() == ("b", [_event(7, "b")])
+    assert [_seqs(lines.take()[1]) for _ in range(3)] == [[3, 4], [5, 6], [8]]
+    assert lines.take() == ("", [])
+
+
+def test_the_floor_stays_before_the_oldest_event_still_waiting() -> None:
+    lines = Lines(10, fair=True, floor=0, ahead={})
+    for seq, ws in [(1, "a"), (2, "a"), (3, "b"), (5, "a")]:
+        lines.put(_event(seq, ws))
+    workspace, batch = lines.take()  # a's 1, 2, 5
+    assert lines.floor_after() == 2  # b's 3 waits
+    assert lines.floor_after(batch[2:]) == 2
+    lines.applied(workspace, 5, 2)
+    assert lines.ahead == {"a": 5}
+    workspace, _ = lines.take()
+    assert lines.floor_after() == 5  # nothing waits: the newest received
+    lines.applied(workspace, 3, 5)
+    assert (lines.floor, lines.ahead) == (5, {})
+
+
+def test_what_a_workspace_applied_past_the_floor_is_not_queued_again() -> None:
+    lines = Lines(10, fair=True, floor=2, ahead={"b": 4, "c": 1})
+    assert lines.ahead == {"b": 4}  # c's position is below the floor: nothing to remember
+    for seq, ws in [(2, "a"), (3, "a"), (4, "b"), (5, "b")]:
+        lines.put(_event(seq, ws))
+    assert lines.take() == ("a", [_event(3, "a")])
+    assert lines.take() == ("b", [_event(5, "b")])
+    assert lines.received == 5
+
+
+def test_one_line_keeps_the_partitions_log_order() -> None:
+    lines = Lines(3, fair=False, floor=0, ahead={"a": 9})
+    for seq, ws in [(1, "a"), (2, "b"), (3, "a"), (4, "b")]:
+        lines.put(_event(seq, ws))
+    assert lines.take() == ("", [_event(1, "a"), _event(2, "b"), _event(3, "a")])
+    assert lines.floor_after() == 3
+    assert _seqs(lines.take()[1]) == [4]

@@ -1,0 +1,179 @@
+"""A projection that takes a partition's workspaces in turns: a workspace sharing its partition
+with another's backlog is applied without waiting for all of it, every event exactly once, also
+across a projector stopped mid-backlog and started again (real JetStream and Postgres)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+
+from psycopg import AsyncConnection
+
+from mnemo_projector.runner import Projector
+from mnemo_runtime import positions
+from mnemo_runtime.infra import Infra, open_infra
+from mnemo_schema import subjects
+from mnemo_schema.events import Event, MessagePosted, encode_event
+
+NAME = "turns"
+BATCH = 10
+
+
+class _Turns:
+    """Records each event it applies, and how often; each event costs it some time, as an
+    embedding would."""
+
+    name = NAME
+    applied_subject = "mnemo.projector.turns.applied"
+    pipelined = False
+    fair = True
+
+    def filters(self, partition: int) -> list[str]:
+        return [subjects.message_filter(partition)]
+
+    async def setup(self, conn: AsyncConnection) -> None:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS turns (seq bigint PRIMARY KEY, workspace text NOT NULL,"
+            " applied integer NOT NULL, turn bigserial)"
+        )
+
+    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        for seq, event in batch:
+            await conn.execute("SELECT pg_sleep(0.004)")
+            await conn.execute(
+                "INSERT INTO turns (seq, workspace, applied) VALUES (%s, %s, 1)"
+                " ON CONFLICT (seq) DO UPDATE SET applied = turns.applied + 1",
+                (seq, event.workspace),
+            )
+
+    async def idle(self) -> None:
+        return None
+
+    def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:
+        return None
+
+
+def _neighbour(of: str, partitions: int) -> str:
+    """A workspace id in the same partition as ``of``."""
+    home = subjects.partition_of(of, partitions)
+    return next(
+        w for i in range(10_000)
+        if subjects.partition_of(w := f"turns-b{i}", partitions) == home
+    )  # fmt: skip
+
+
+async def _post(infra: Infra, workspace: str, n: int) -> list[int]:
+    seqs = []
+    for i in range(n):
+        event = MessagePosted(
+            workspace=workspace, session_id="s", message_id=f"m{i}", peer_id="a", content="x",
+            metadata={}, created_at=datetime.now(UTC), token_count=1,
+        )  # fmt: skip
+        ack = await infra.js.publish(event.subject(), encode_event(event))
+        seqs.append(ack.seq)
+    return seqs
+
+
+async def _until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, f"condition not met within {timeout}s"
+        await asyncio.sleep(0.01)
+
+
+async def _rows(infra: Infra, sql: str, *args: object) -> list[dict[str, object]]:
+    async with infra.pool.connection() as conn:
+        cur = await conn.execute(sql, args)
+        return await cur.fetchall()  # type: ignore[return-value]
+
+
+async def _projector(infra: Infra, partition: int) -> Projector:
+    projection = _Turns()
+    async with infra.pool.connection() as conn:
+        await projection.setup(conn)
+    projector = Projector(
+        projection, infra.nc, infra.js, infra.pool, BATCH, partition=partition,
+        partitions=infra.partitions,
+    )  # fmt: skip
+    await projector.setup()
+    return projector
+
+
+async def _applied_of(infra: Infra, workspace: str) -> int:
+    rows = await _rows(infra, "SELECT count(*) AS n FROM turns WHERE workspace = %s", workspace)
+    return int(rows[0]["n"])  # type: ignore[call-overload]
+
+
+async def test_a_neighbour_of_a_backlog_is_applied_in_its_turn(own_nats, fresh_database):
+    infra = await open_infra(own_nats, fresh_database, "test-turns")
+    a = "turns-a"
+    b = _neighbour(a, infra.partitions)
+    partition = subjects.partition_of(a, infra.partitions)
+    try:
+        backlog = await _post(infra, a, 200)
+        (late,) = await _post(infra, b, 1)
+        projector = await _projector(infra, partition)
+        stop = asyncio.Event()
+        task = asyncio.create_task(projector.run(stop))
+
+        async def b_applied() -> bool:
+            return await _applied_of(infra, b) == 1
+
+        await _until(b_applied)
+        # In log order B would come after all 200 of A's; in turns, after a batch or two.
+        assert await _applied_of(infra, a) <= 5 * BATCH
+        async with infra.pool.connection() as conn:
+            assert await positions.applied(conn, NAME, partition, b) >= late
+            assert await positions.applied(conn, NAME, partition) < late
+
+        async def all_applied() -> bool:
+            return await _applied_of(infra, a) == 200
+
+        await _until(all_applied)
+        await _until(lambda: _floor_at(infra, partition, backlog[-1], late))
+        stop.set()
+        await task
+        rows = await _rows(infra, "SELECT applied FROM turns")
+        assert len(rows) == 201 and {r["applied"] for r in rows} == {1}
+        assert await _rows(infra, "SELECT * FROM projection_ahead WHERE name = %s", NAME) == []
+    finally:
+        await infra.close()
+
+
+async def _floor_at(infra: Infra, partition: int, *seqs: int) -> bool:
+    async with infra.pool.connection() as conn:
+        return await positions.applied(conn, NAME, partition) >= max(seqs)
+
+
+async def test_a_projector_stopped_past_its_floor_applies_nothing_twice(own_nats, fresh_database):
+    infra = await open_infra(own_nats, fresh_database, "test-turns-restart")
+    a = "turns-a"
+    b = _neighbour(a, infra.partitions)
+    partition = subjects.partition_of(a, infra.partitions)
+    try:
+        await _post(infra, a, 100)
+        (late,) = await _post(infra, b, 1)
+        more = await _post(infra, a, 60)
+        projector = await _projector(infra, partition)
+        stop = asyncio.Event()
+        task = asyncio.create_task(projector.run(stop))
+
+        async def b_applied() -> bool:
+            return await _applied_of(infra, b) == 1
+
+        await _until(b_applied)
+        task.cancel()  # as a kill would: mid-batch, nothing more committed
+        await asyncio.gather(task, return_exceptions=True)
+        async with infra.pool.connection() as conn:
+            floor = await positions.applied(conn, NAME, partition)
+            assert floor < late <= await positions.applied(conn, NAME, partition, b)
+
+        again = await _projector(infra, partition)
+        assert await asyncio.wait_for(again.catch_up(), 60) >= more[-1]
+        rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
+        assert len(rows) == 161 and {r["applied"] for r in rows} == {1}
+        assert sum(r["workspace"] == b for r in rows) == 1
+    finally:
+        await infra.close()
