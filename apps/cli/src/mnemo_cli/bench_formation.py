@@ -171,7 +171,7 @@ async def chat_after_burst(
         await asyncio.sleep(0.05)
     unfinished_before = _unfinished(await queue(conns[1], a))
     other = await probes(conns[0], apart, samples, timeout)
-    same = await probes(conns[0], beside, max(1, samples // 5), timeout)
+    same = await probes(conns[0], beside, samples, timeout)
     unfinished_after = _unfinished(await queue(conns[1], a))
     for conn in conns:
         conn.close()

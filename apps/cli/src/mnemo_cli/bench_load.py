@@ -313,7 +313,7 @@ def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]  # fmt: skip
     pending = " -> ".join(f"{p:,}" for p in fair["a_unfinished_units"])
     for key, label, target in (("other_partition", "another partition", "p50 <= 1000 ms"),
-                               ("same_partition", "A's partition", "")):  # fmt: skip
+                               ("same_partition", "A's partition", "p50 <= 1000 ms")):  # fmt: skip
         f = fair[key]["observation_ms"]
         out.append((f"fairness, A {pending} units to do: B in {label}, accepted -> an"
                     f" observation, p50 / max ({_found(f)})", _ms(f, "p50_ms", "max_ms"),
