@@ -59,3 +59,12 @@ def test_one_line_keeps_the_partitions_log_order() -> None:
     assert lines.take() == ("", [_event(1, "a"), _event(2, "b"), _event(3, "a")])
     assert lines.floor_after() == 3
     assert _seqs(lines.take()[1]) == [4]
+
+
+def test_a_limit_shortens_the_turn_never_below_one_event() -> None:
+    lines = Lines(8, fair=True, floor=0, ahead={})
+    for seq in range(1, 21):
+        lines.put(_event(seq, "a"))
+    assert _seqs(lines.take(3)[1]) == [1, 2, 3]
+    assert _seqs(lines.take(0)[1]) == [4]
+    assert _seqs(lines.take(100)[1]) == list(range(5, 13))  # at most the batch size

@@ -30,11 +30,12 @@ def _group(
     pool: AsyncConnectionPool,
     partitions: int,
     batch_size: int,
+    turn_s: float | None = None,
 ) -> ProjectionGroup:
     return ProjectionGroup(
         projection, pool,
         lambda p: Projector(projection, nc, js, pool, batch_size, partition=p,
-                            partitions=partitions),
+                            partitions=partitions, turn_s=turn_s),
         partitions,
     )  # fmt: skip
 
@@ -64,7 +65,7 @@ def build_memory(
         memory.embedder, memory.index, nc, near_distance=near_distance,
         upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
     )  # fmt: skip
-    return _group(projection, nc, js, pool, partitions, settings.memory_batch_size)
+    return _group(projection, nc, js, pool, partitions, settings.memory_batch_size, settings.turn_s)
 
 
 def build_passages(
@@ -77,7 +78,9 @@ def build_passages(
 ) -> ProjectionGroup:
     """The passage projection (messages cut, embedded and indexed for retrieval)."""
     projection = PassageProjection(memory.embedder)
-    return _group(projection, nc, js, pool, partitions, settings.passage_batch_size)
+    return _group(
+        projection, nc, js, pool, partitions, settings.passage_batch_size, settings.turn_s
+    )
 
 
 def build_eraser(

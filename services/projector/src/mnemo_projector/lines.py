@@ -46,12 +46,14 @@ class Lines:
         """The line ``item`` waits in: its workspace's, or the only one."""
         return (workspace_of_subject(item.subject) or "") if self._fair else ""
 
-    def take(self) -> tuple[str, list[Delivered]]:
-        """The next batch: up to ``batch`` events of the line whose turn it is, in order."""
+    def take(self, limit: int | None = None) -> tuple[str, list[Delivered]]:
+        """The next batch: up to ``batch`` events (and ``limit``) of the line whose turn it is,
+        in order."""
         if not self._lines:
             return "", []
         workspace, line = next(iter(self._lines.items()))
-        batch = [line.popleft() for _ in range(min(self._batch, len(line)))]
+        size = self._batch if limit is None else max(1, min(self._batch, limit))
+        batch = [line.popleft() for _ in range(min(size, len(line)))]
         if line:
             self._lines.move_to_end(workspace)
         else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 from nats.aio.client import Client as NATS
@@ -54,8 +55,13 @@ class Projector:
         retry: RetryPolicy | None = None,
         partition: int = 0,
         partitions: int = 1,
+        turn_s: float | None = None,
     ) -> None:
         self.projection = projection
+        # A projection taking workspaces in turns: about how long a batch may take (see
+        # ``_limit``); None, or a projection in log order: always ``batch_size`` at most.
+        self._turn_s = turn_s if projection.fair else None
+        self._pace: float | None = None  # seconds per event, of the last batches
         self.partition = partition
         self._filters = projection.filters(partition)
         self._nc = nc
@@ -163,15 +169,29 @@ class Projector:
                         continue
                 while not inbox.empty():
                     lines.put(Delivered.of(inbox.get_nowait()))
-                workspace, items = lines.take()
+                workspace, items = lines.take(self._limit())
+                began = time.monotonic()
                 if not await self._apply(lines, workspace, items):
                     return
+                self._paced(time.monotonic() - began, len(items))
                 await self._redrives.run(at_most_every_s=5.0)
         finally:
             try:
                 await sub.unsubscribe()
             except Exception:
                 log.debug("projector.unsubscribe_failed")
+
+    def _limit(self) -> int | None:
+        """How many events the next batch may hold: as many as the pace of the last batches
+        applies in ``turn_s``, so that another workspace's turn comes soon."""
+        if self._turn_s is None or self._pace is None:
+            return None
+        return max(1, int(self._turn_s / self._pace))
+
+    def _paced(self, seconds: float, events: int) -> None:
+        if events:
+            pace = seconds / events
+            self._pace = pace if self._pace is None else 0.7 * self._pace + 0.3 * pace
 
     async def _apply(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
         """Apply one batch of ``workspace``'s line (none: only move the floor past what was

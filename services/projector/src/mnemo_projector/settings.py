@@ -13,6 +13,10 @@ class ProjectorSettings(BaseSettings):
     # Messages per passage batch: each is embedded before its transaction commits, and a long
     # message is many passages.
     passage_batch_size: int = 64
+    # The memory and passage projections take a partition's workspaces in turns: a batch holds
+    # about as many events as they apply in this long, by the pace of the last batches (and at
+    # most the batch size), which bounds how long another workspace waits for its turn.
+    turn_s: float = 0.25
     # Which projections this process keeps: the entity and message tables, the memory (observations
     # into Postgres and the vector index) and the message passages (embedded and indexed by word,
     # for retrieval). Each can run in a process of its own.
