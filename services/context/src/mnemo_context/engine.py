@@ -49,6 +49,10 @@ PEERS_TTL_S = 5.0
 # A confined query's vector search reads this many times deeper: the index knows neither a
 # caller's filter nor an observation's provenance, so what it finds is narrowed by the rows.
 CONFINED_DEPTH = 3
+# A question asking for messages reads their passages this many times the list depth: a long
+# message's passages fill several places each, and a list of 100 passages of BEAM's long
+# messages names only a few dozen of them (fitted on the tuning half, see the README).
+MESSAGE_PASSAGE_DEPTH = 4
 _MESSAGE_COLUMNS = qualified(MESSAGE_COLUMNS, "m")
 _OBSERVATION_COLUMNS = qualified(CONCLUSION_COLUMNS, "o")
 
@@ -157,9 +161,9 @@ class RetrievalEngine:
         senders = [q.observed] if rep and q.observed else [q.peer_id] if q.peer_id else None
         observer = q.observer if rep else None
         levels: list[str] | None = list(q.levels) if q.levels else None
-        # Passages are read twice as deep when messages are asked for (a long message's
-        # passages fill several places); only to lift observations, the list depth does.
-        passage_depth = 2 * depth if q.messages else depth
+        # Passages are read deeper when messages are asked for (a long message's passages fill
+        # several places); only to lift observations, the list depth does.
+        passage_depth = MESSAGE_PASSAGE_DEPTH * depth if q.messages else depth
         found = Found()
         tasks: dict[str, asyncio.Future[Any]] = {}
         if "dense" in on and self._memory is not None and (want_m or want_o):
