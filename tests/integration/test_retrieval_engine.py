@@ -20,7 +20,7 @@ from mnemo_bench.cases import Case
 from mnemo_bench.readers import read_locomo
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.app import build_engine
-from mnemo_context.engine import RetrievalEngine
+from mnemo_context.engine import EngineConfig, RetrievalEngine
 from mnemo_deriver.local import derive
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
@@ -350,3 +350,23 @@ async def test_long_messages_do_not_crowd_out_the_short_ones(documents: World) -
     got = await top(documents, "What is the plan for the garden this year?", 10)
     assert set(got[:3]) == {"D1:1", "D1:2", "D1:3"}
     assert {"D2:1", "D2:2", "D2:3"} <= set(got)
+
+
+async def test_passage_lists_run_as_deep_as_the_messages_they_name(
+    world: World, documents: World
+) -> None:
+    def shallow(w: World) -> RetrievalEngine:
+        return RetrievalEngine(PostgresEvidence(w.pool), w.memory, config=EngineConfig(depth=5))
+
+    # One passage a message: the lists stop at twice the depth of messages, as deep as before.
+    g = await shallow(world).gather(
+        world.ws, RetrievalQuery(query="What did Melanie paint?", messages=1)
+    )
+    for hits in g.found.passages.values():
+        assert len({h.message_id for h in hits}) <= 10 <= len(world.ids)
+    assert len({h.message_id for h in g.found.passages["dense"]}) == 10
+    # Long messages: the lists read on, up to four times the depth of passages.
+    question = RetrievalQuery(query="What is the plan for the garden this year?", messages=1)
+    g = await shallow(documents).gather(documents.ws, question)
+    dense = g.found.passages["dense"]
+    assert len(dense) == 20 and len({h.message_id for h in dense}) < 10
