@@ -10,7 +10,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from mnemo_bench.cases import Case
 from mnemo_bench.readers import read_locomo
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.app import build_engine
-from mnemo_context.engine import RetrievalEngine
+from mnemo_context.engine import EngineConfig, RetrievalEngine
 from mnemo_deriver.local import derive
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
@@ -314,3 +314,59 @@ async def test_a_diverse_slice_rests_on_more_messages(derived: World) -> None:
         # What a plain ranking finds is kept, each message once, before what it did not find.
         found = list(dict.fromkeys(plain))
         assert diverse[: len(found)] == found
+
+
+PLAN = "Here is the plan for the garden this year: tomatoes, beans and squash along the fence. "
+GARDEN_NOTES = (
+    "Melanie said the heirloom carrots she sowed in March are finally up.",
+    "Caroline asked whether the compost bin could move behind the shed.",
+    "Melanie wants a rain barrel under the gutter before the summer.",
+)
+
+
+@pytest.fixture(scope="module")
+async def documents(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
+    """Three long messages that restate one plan over dozens of passages each, and three short
+    turns about the same garden."""
+    _, ws, pool, events = await _conversation(pg_url)
+    at = datetime(2023, 5, 1, tzinfo=UTC)
+    for n in range(3):
+        events.append(_message(ws, f"D1:{n + 1}", "Caroline", PLAN * 280, at))
+    for n, text in enumerate(GARDEN_NOTES):
+        events.append(_message(ws, f"D2:{n + 1}", "Melanie", text, at + timedelta(days=n + 1)))
+    adapters = await _project(pool, embedder, events, [])
+    ids = {f"D{s}:{n}": f"m-D{s}:{n}" for s in (1, 2) for n in (1, 2, 3)}
+    yield World(
+        ws, build_engine(pool, adapters), pool, adapters, ids, {v: k for k, v in ids.items()}
+    )
+    await pool.close()
+
+
+async def test_long_messages_do_not_crowd_out_the_short_ones(documents: World) -> None:
+    # Each long message has about fifty passages, all alike, and all of them match the
+    # question better than the short turns do: read only as deep as the top ten needs, the
+    # passage lists would name nothing but the three long messages.
+    assert len(split_passages(PLAN * 280)) >= 45
+    got = await top(documents, "What is the plan for the garden this year?", 10)
+    assert set(got[:3]) == {"D1:1", "D1:2", "D1:3"}
+    assert {"D2:1", "D2:2", "D2:3"} <= set(got)
+
+
+async def test_passage_lists_run_as_deep_as_the_messages_they_name(
+    world: World, documents: World
+) -> None:
+    def shallow(w: World) -> RetrievalEngine:
+        return RetrievalEngine(PostgresEvidence(w.pool), w.memory, config=EngineConfig(depth=5))
+
+    # One passage a message: the lists stop at twice the depth of messages, as deep as before.
+    g = await shallow(world).gather(
+        world.ws, RetrievalQuery(query="What did Melanie paint?", messages=1)
+    )
+    for hits in g.found.passages.values():
+        assert len({h.message_id for h in hits}) <= 10 <= len(world.ids)
+    assert len({h.message_id for h in g.found.passages["dense"]}) == 10
+    # Long messages: the lists read on, up to four times the depth of passages.
+    question = RetrievalQuery(query="What is the plan for the garden this year?", messages=1)
+    g = await shallow(documents).gather(documents.ws, question)
+    dense = g.found.passages["dense"]
+    assert len(dense) == 20 and len({h.message_id for h in dense}) < 10

@@ -49,6 +49,12 @@ PEERS_TTL_S = 5.0
 # A confined query's vector search reads this many times deeper: the index knows neither a
 # caller's filter nor an observation's provenance, so what it finds is narrowed by the rows.
 CONFINED_DEPTH = 3
+# A question asking for messages reads their passages up to this many times the list depth, and
+# keeps them until they name twice the list depth of messages: a long message's passages fill
+# several places each (100 passages of BEAM's long messages name a few dozen messages), while a
+# list of one-passage messages stays as deep as before (deeper, it lets more candidates into the
+# time boosts and moves the "now" they count from). Fitted on the tuning half (see the README).
+MESSAGE_PASSAGE_DEPTH = 4
 _MESSAGE_COLUMNS = qualified(MESSAGE_COLUMNS, "m")
 _OBSERVATION_COLUMNS = qualified(CONCLUSION_COLUMNS, "o")
 
@@ -157,9 +163,10 @@ class RetrievalEngine:
         senders = [q.observed] if rep and q.observed else [q.peer_id] if q.peer_id else None
         observer = q.observer if rep else None
         levels: list[str] | None = list(q.levels) if q.levels else None
-        # Passages are read twice as deep when messages are asked for (a long message's
-        # passages fill several places); only to lift observations, the list depth does.
-        passage_depth = 2 * depth if q.messages else depth
+        # Passages are read deeper when messages are asked for (a long message's passages fill
+        # several places); only to lift observations, the list depth does.
+        passage_depth = MESSAGE_PASSAGE_DEPTH * depth if q.messages else depth
+        distinct = 2 * depth if q.messages else depth
         found = Found()
         tasks: dict[str, asyncio.Future[Any]] = {}
         if "dense" in on and self._memory is not None and (want_m or want_o):
@@ -198,9 +205,9 @@ class RetrievalEngine:
                     )
                 )
         if "m.lexical" in tasks:
-            found.passages["lexical"] = await tasks["m.lexical"]
+            found.passages["lexical"] = naming(await tasks["m.lexical"], distinct)
         if "m.dense" in tasks:
-            found.passages["dense"] = await tasks["m.dense"]
+            found.passages["dense"] = naming(await tasks["m.dense"], distinct)
         if "o.lexical" in tasks:
             found.observations["lexical"] = [i for i, _ in await tasks["o.lexical"]]
         if "o.dense" in tasks:
@@ -318,6 +325,19 @@ class RetrievalEngine:
         for i, s in zip(ids, given, strict=True):
             scores[i] = float(s)
         return [i for _, i in sorted(zip(given, ids, strict=True), key=lambda p: -p[0])]
+
+
+def naming(hits: Sequence[PassageHit], messages: int) -> list[PassageHit]:
+    """The first of ``hits`` (best first) up to the one naming the ``messages``-th message."""
+    seen: set[str] = set()
+    out: list[PassageHit] = []
+    for h in hits:
+        if h.message_id not in seen:
+            if len(seen) == messages:
+                break
+            seen.add(h.message_id)
+        out.append(h)
+    return out
 
 
 def _passage_text(content: str, hit: PassageHit | None) -> str:

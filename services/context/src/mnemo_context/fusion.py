@@ -48,7 +48,7 @@ class Weights:
     # A message's best passage, less this times the log of its passages, per list: the best of
     # many passages of a long message matches by chance more often than a short message's one
     # (cosine for the dense list, BM25 for the lexical one).
-    passages: Mapping[str, float] = field(default_factory=lambda: {"dense": 0.2, "lexical": 2.0})
+    passages: Mapping[str, float] = field(default_factory=lambda: {"dense": 0.1, "lexical": 4.0})
     # A diverse ranking of observations multiplies each score by this for every better-ranked
     # observation that rests on one of the same messages.
     spread: float = 0.1
