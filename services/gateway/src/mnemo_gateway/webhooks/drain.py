@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -114,11 +115,24 @@ APPLIED = (subjects.MEMORY_PROJECTION_APPLIED, subjects.PASSAGES_APPLIED)
 class DrainNotifier:
     """Runs ``DrainWatch`` on the bus's progress announcements; ``notify`` each drain."""
 
-    def __init__(self, nc: NATS, watch: DrainWatch, notify: Notify, recheck_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        nc: NATS,
+        watch: DrainWatch,
+        notify: Notify,
+        recheck_s: float = 2.0,
+        busy_share: float = 0.2,
+    ) -> None:
         self._nc = nc
         self._watch = watch
         self._notify = notify
         self._recheck_s = recheck_s
+        # At most this share of the time goes to checks: a round of checks is followed by a
+        # pause of (1 - share) / share times as long. Under a backlog, every batch a
+        # projection applies announces itself, and the checks (a queue status each, tens of
+        # milliseconds of Postgres for a large workspace) ran back to back, taking the cores
+        # from the reads.
+        self._pause = (1 - busy_share) / busy_share
         self._due: set[str] = set()
         self._wake = asyncio.Event()
 
@@ -132,8 +146,11 @@ class DrainNotifier:
                 self._wake.clear()
                 due = self._due or set(self._watch.busy())
                 self._due = set()
+                began = time.monotonic()
                 for workspace in sorted(due):
                     await self._check(workspace)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self._pause * (time.monotonic() - began))
         finally:
             for sub in subs:
                 with contextlib.suppress(Exception):
