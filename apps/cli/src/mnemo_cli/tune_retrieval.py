@@ -17,19 +17,20 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_bench.cases import Question
+from mnemo_bench.cases import Case, Question
 from mnemo_bench.cli import default_data, load_cases, split_cases
 from mnemo_bench.metrics import dedupe, recall_at
 from mnemo_bench.mnemo_client import workspace_id
 from mnemo_bench.offline_app import scope_for
 from mnemo_context.app import build_engine
+from mnemo_context.engine import RetrievalEngine
 from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
 from mnemo_context.ranking import Gathered, rank_messages
 from mnemo_context.understanding import Understanding
@@ -149,8 +150,20 @@ async def turns_of(pool: AsyncConnectionPool, ws: str) -> dict[str, str]:
     return {r["id"]: r["turn"] for r in rows if r["turn"]}
 
 
-async def gather(benchmark: str, split: str) -> list[Sample]:
-    """Every in-scope question's candidates, from the stack ``mnemo up`` started."""
+@dataclass(frozen=True)
+class Asked:
+    """One in-scope question of an ingested case, and where to ask it."""
+
+    engine: RetrievalEngine
+    case: Case
+    workspace: str
+    question: Question
+    turn_of: dict[str, str]
+
+
+async def ingested_questions(benchmark: str, split: str) -> AsyncIterator[Asked]:
+    """Every in-scope question of ``split`` whose case the stack ``mnemo up`` started holds,
+    with the retrieval engine over that stack."""
     urls = recorded_stack(InfraSettings().state_dir)
     database = os.environ.get("DATABASE_URL") or urls.get("database_url")
     if not database:
@@ -162,7 +175,6 @@ async def gather(benchmark: str, split: str) -> list[Sample]:
     pool = await open_pool(database, min_size=1, max_size=8)
     memory = await open_memory(MemorySettings(), InfraSettings().state_dir.resolve(), pool)
     engine = build_engine(pool, memory)
-    samples: list[Sample] = []
     try:
         for case in cases:
             ws = workspace_id(benchmark, case)
@@ -172,12 +184,19 @@ async def gather(benchmark: str, split: str) -> list[Sample]:
                 continue
             for q in case.questions:
                 if scope.includes(q):
-                    # As the offline bench asks: its 20 best messages.
-                    g = await engine.gather(ws, RetrievalQuery(query=q.text, messages=20))
-                    samples.append(Sample(q, g, turn_of))
+                    yield Asked(engine, case, ws, q, turn_of)
     finally:
         await memory.close()
         await pool.close()
+
+
+async def gather(benchmark: str, split: str) -> list[Sample]:
+    """Every in-scope question's candidates, from the stack ``mnemo up`` started."""
+    samples: list[Sample] = []
+    async for a in ingested_questions(benchmark, split):
+        # As the offline bench asks: its 20 best messages.
+        g = await a.engine.gather(a.workspace, RetrievalQuery(query=a.question.text, messages=20))
+        samples.append(Sample(a.question, g, a.turn_of))
     return samples
 
 

@@ -13,24 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mnemo_bench.cases import Question
-from mnemo_bench.cli import default_data, load_cases, split_cases
-from mnemo_bench.mnemo_client import slug, workspace_id
+from mnemo_bench.mnemo_client import slug
 from mnemo_bench.mnemo_retrieval import target_speaker
-from mnemo_bench.offline_app import scope_for
-from mnemo_cli.tune_retrieval import descend, turns_of, weights_json
-from mnemo_context.app import build_engine
+from mnemo_cli.tune_retrieval import descend, ingested_questions, weights_json
 from mnemo_context.domain import Observation, slice_within
 from mnemo_context.fusion import Weights
 from mnemo_context.ranking import Gathered, rank_observations
-from mnemo_runtime.memory.wiring import MemorySettings, open_memory
-from mnemo_runtime.pg import open_pool
-from mnemo_runtime.settings import InfraSettings
-from mnemo_runtime.stack import recorded_stack
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.retrieval import RetrievalQuery
 
@@ -75,33 +67,16 @@ def joint_slice(groups: Sequence[Sequence[SliceSample]], w: Weights) -> float:
 
 async def gather_slices(benchmark: str, split: str) -> list[SliceSample]:
     """Each in-scope question's observation candidates, as the bench's get_context asks."""
-    database = os.environ.get("DATABASE_URL") or recorded_stack(InfraSettings().state_dir).get(
-        "database_url"
-    )
-    if not database:
-        raise SystemExit("no stack: run `make up` and `mnemo bench <benchmark> --offline` first")
-    cases = split_cases(
-        benchmark, load_cases(benchmark, default_data(benchmark), None, None), split
-    )
-    scope = scope_for(benchmark, False)
-    pool = await open_pool(database, min_size=1, max_size=8)
-    memory = await open_memory(MemorySettings(), InfraSettings().state_dir.resolve(), pool)
-    engine = build_engine(pool, memory)
     samples: list[SliceSample] = []
-    try:
-        for case in cases:
-            ws = workspace_id(benchmark, case)
-            turn_of = await turns_of(pool, ws)
-            for q in (q for q in case.questions if scope.includes(q)) if turn_of else ():
-                who = slug(target_speaker(case, q))
-                query = RetrievalQuery(
-                    query=q.text, observer=who, observed=who, messages=0, observations=100,
-                    diverse=True,
-                )  # fmt: skip
-                samples.append(SliceSample(q, await engine.gather(ws, query), turn_of))
-    finally:
-        await memory.close()
-        await pool.close()
+    async for a in ingested_questions(benchmark, split):
+        who = slug(target_speaker(a.case, a.question))
+        query = RetrievalQuery(
+            query=a.question.text, observer=who, observed=who, messages=0, observations=100,
+            diverse=True,
+        )  # fmt: skip
+        samples.append(
+            SliceSample(a.question, await a.engine.gather(a.workspace, query), a.turn_of)
+        )
     return samples
 
 
