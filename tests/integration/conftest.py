@@ -31,6 +31,7 @@ from mnemo_cli.migrations import migrate_all_blocking
 from mnemo_gateway.auth.keyring import Keyring, generate_keys
 from mnemo_gateway.auth.settings import AuthSettings
 from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
+from mnemo_schema import subjects
 from mnemo_schema.keys import KeyScope
 
 pytestmark = pytest.mark.integration
@@ -334,3 +335,12 @@ def write_path() -> Callable[..., AbstractAsyncContextManager[object]]:
     """Opens the write path in the test's event loop: ``async with write_path(nats, db, name)``
     (``local=True``: ingest handed commands directly)."""
     return _write_path
+
+
+def neighbour(of: str, partitions: int) -> str:
+    """A workspace id in the same partition of the log as ``of``."""
+    home = subjects.partition_of(of, partitions)
+    return next(
+        w for i in range(10_000)
+        if subjects.partition_of(w := f"{of}-n{i}", partitions) == home
+    )  # fmt: skip

@@ -8,21 +8,15 @@ from mnemo_gateway.watermark import ProjectionWatermark
 from mnemo_runtime.infra import open_infra
 from mnemo_schema import subjects
 
+from .conftest import neighbour
+
 SUBJECT = "mnemo.test.turns.applied"
-
-
-def _neighbour(of: str, partitions: int) -> str:
-    home = subjects.partition_of(of, partitions)
-    return next(
-        w for i in range(10_000)
-        if subjects.partition_of(w := f"wm-b{i}", partitions) == home
-    )  # fmt: skip
 
 
 async def test_a_workspace_past_its_partitions_position_is_seen(own_nats, fresh_database):
     infra = await open_infra(own_nats, fresh_database, "test-watermark")
     a = "wm-a"
-    b = _neighbour(a, infra.partitions)
+    b = neighbour(a, infra.partitions)
     partition = subjects.partition_of(a, infra.partitions)
     async with infra.pool.connection() as conn:
         await conn.execute(

@@ -17,6 +17,8 @@ from mnemo_runtime.infra import Infra, open_infra
 from mnemo_schema import subjects
 from mnemo_schema.events import Event, MessagePosted, encode_event
 
+from .conftest import neighbour
+
 NAME = "turns"
 BATCH = 10
 
@@ -53,15 +55,6 @@ class _Turns:
 
     def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:
         return None
-
-
-def _neighbour(of: str, partitions: int) -> str:
-    """A workspace id in the same partition as ``of``."""
-    home = subjects.partition_of(of, partitions)
-    return next(
-        w for i in range(10_000)
-        if subjects.partition_of(w := f"turns-b{i}", partitions) == home
-    )  # fmt: skip
 
 
 async def _post(infra: Infra, workspace: str, n: int) -> list[int]:
@@ -106,22 +99,31 @@ async def _applied_of(infra: Infra, workspace: str) -> int:
     return int(rows[0]["n"])  # type: ignore[call-overload]
 
 
+async def _run_until_applied(
+    infra: Infra, partition: int, workspace: str, stop: asyncio.Event
+) -> asyncio.Task[None]:
+    """A projector of ``partition`` running until ``stop``, once it has applied ``workspace``'s
+    one event."""
+    projector = await _projector(infra, partition)
+    task = asyncio.create_task(projector.run(stop))
+
+    async def applied() -> bool:
+        return await _applied_of(infra, workspace) == 1
+
+    await _until(applied)
+    return task
+
+
 async def test_a_neighbour_of_a_backlog_is_applied_in_its_turn(own_nats, fresh_database):
     infra = await open_infra(own_nats, fresh_database, "test-turns")
     a = "turns-a"
-    b = _neighbour(a, infra.partitions)
+    b = neighbour(a, infra.partitions)
     partition = subjects.partition_of(a, infra.partitions)
     try:
         backlog = await _post(infra, a, 200)
         (late,) = await _post(infra, b, 1)
-        projector = await _projector(infra, partition)
         stop = asyncio.Event()
-        task = asyncio.create_task(projector.run(stop))
-
-        async def b_applied() -> bool:
-            return await _applied_of(infra, b) == 1
-
-        await _until(b_applied)
+        task = await _run_until_applied(infra, partition, b, stop)
         # In log order B would come after all 200 of A's; in turns, after a batch or two.
         assert await _applied_of(infra, a) <= 5 * BATCH
         async with infra.pool.connection() as conn:
@@ -150,20 +152,14 @@ async def _floor_at(infra: Infra, partition: int, *seqs: int) -> bool:
 async def test_a_projector_stopped_past_its_floor_applies_nothing_twice(own_nats, fresh_database):
     infra = await open_infra(own_nats, fresh_database, "test-turns-restart")
     a = "turns-a"
-    b = _neighbour(a, infra.partitions)
+    b = neighbour(a, infra.partitions)
     partition = subjects.partition_of(a, infra.partitions)
     try:
         await _post(infra, a, 100)
         (late,) = await _post(infra, b, 1)
         more = await _post(infra, a, 60)
-        projector = await _projector(infra, partition)
         stop = asyncio.Event()
-        task = asyncio.create_task(projector.run(stop))
-
-        async def b_applied() -> bool:
-            return await _applied_of(infra, b) == 1
-
-        await _until(b_applied)
+        task = await _run_until_applied(infra, partition, b, stop)
         task.cancel()  # as a kill would: mid-batch, nothing more committed
         await asyncio.gather(task, return_exceptions=True)
         async with infra.pool.connection() as conn:
