@@ -8,6 +8,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from psycopg import AsyncConnection
 
@@ -76,10 +77,10 @@ async def _until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) ->
         await asyncio.sleep(0.01)
 
 
-async def _rows(infra: Infra, sql: str, *args: object) -> list[dict[str, object]]:
+async def _rows(infra: Infra, sql: str, *args: object) -> list[Any]:
     async with infra.pool.connection() as conn:
         cur = await conn.execute(sql, args)
-        return await cur.fetchall()  # type: ignore[return-value]
+        return await cur.fetchall()
 
 
 async def _projector(infra: Infra, partition: int) -> Projector:
@@ -96,7 +97,7 @@ async def _projector(infra: Infra, partition: int) -> Projector:
 
 async def _applied_of(infra: Infra, workspace: str) -> int:
     rows = await _rows(infra, "SELECT count(*) AS n FROM turns WHERE workspace = %s", workspace)
-    return int(rows[0]["n"])  # type: ignore[call-overload]
+    return int(rows[0]["n"])
 
 
 async def _run_until_applied(

@@ -115,16 +115,14 @@ class ProjectionWatermark:
                 "SELECT partition, seq FROM projection_positions WHERE name = %s",
                 (self._projection,),
             )
-            rows = await cur.fetchall()
+            rows: list[Any] = await cur.fetchall()  # dict rows (the pool's row factory)
             cur = await conn.execute(
                 "SELECT workspace, seq FROM projection_ahead WHERE name = %s", (self._projection,)
             )
-            ahead = await cur.fetchall()
-        for row in ahead:
-            a: dict[str, Any] = row  # type: ignore[assignment]
+            ahead: list[Any] = await cur.fetchall()
+        for a in ahead:
             self._workspace(str(a["workspace"])).advance(int(a["seq"]))
-        for row in rows:
-            r: dict[str, int] = row  # type: ignore[assignment]
+        for r in rows:
             self._advance(int(r["partition"]), int(r["seq"]))
         return self.values
 
