@@ -151,3 +151,22 @@ def test_relative_clauses_are_not_taken_for_questions():
 def test_the_condition_of_a_question_is_not_a_fact():
     assert facts("Once I have HTTPS set up, how do I renew the certificate?") == []
     assert facts("If I use Redis for the cache, should I expire keys?") == []
+
+
+def test_a_fact_restated_in_a_later_message_is_that_messages_observation_too():
+    # Batched together or apart, each message yields the same; the memory projection merges
+    # the two into one observation derived twice.
+    batch = [
+        BatchMessage(0, "Melanie", "So, what's new?", T0, is_context=True),
+        BatchMessage(1, "Caroline", "I love hiking.", T0),
+        BatchMessage(2, "Melanie", "Nice! Anything else?", T0, is_context=True),
+        BatchMessage(3, "Caroline", "I love hiking.", T0),
+    ]
+    found = [(o.source_message_index, o.fact) for o in derive("Caroline", batch).observations]
+    alone = [
+        (o.source_message_index, o.fact)
+        for pair in (batch[:2], batch[2:])
+        for o in derive("Caroline", pair).observations
+    ]
+    assert found == alone
+    assert [i for i, _ in found] == [1, 3]

@@ -129,3 +129,26 @@ async def test_nothing_about_caroline_comes_from_melanies_turns():
     found = await derive(conv, "Caroline")
 
     assert not {dia_id for dia_id, _, _, _ in found} & melanie_turns
+
+
+@pytest.mark.parametrize("target", ["Caroline", "Melanie"])
+def test_what_a_message_yields_does_not_depend_on_the_messages_batched_with_it(target):
+    """Whole sessions as one batch, and each turn alone with the turn before it: the same facts
+    for every turn that follows the other speaker's (different batch boundaries, as one deriver
+    and several replicas draw them, derive the same)."""
+    from mnemo_deriver.local import derive as heuristic
+
+    conv = conversation()
+    compared = 0
+    for n in (1, 2, 3, 4, 5):
+        messages, _ = session(conv, n, target)
+        whole = heuristic(target, messages).observations
+        for i, m in enumerate(messages):
+            if m.is_context or i == 0 or not messages[i - 1].is_context:
+                continue
+            alone = heuristic(target, [messages[i - 1], m]).observations
+            in_whole = [(o.fact, o.source_span) for o in whole if o.source_message_index == i]
+            shifted = [(o.fact, o.source_span) for o in alone if o.source_message_index == m.index]
+            assert in_whole == shifted, (n, m.content)
+            compared += bool(in_whole)
+    assert compared >= 10

@@ -58,13 +58,21 @@ _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
 
 
 def derive(target: str, messages: Sequence[BatchMessage]) -> DeriverOutput:
-    """The observations the heuristic finds about ``target`` in a batch."""
+    """The observations the heuristic finds about ``target`` in a batch.
+
+    Each message is read on its own (a fact repeated within a message is recorded once; one
+    restated in a later message is that message's observation too, merged by the memory
+    projection), so what a message yields does not depend on the messages batched with it:
+    one deriver and several, with their different batch boundaries, derive the same. The
+    exception is a message that does not follow another peer's turn: whom its "you" names, and
+    which names it may address, come from the other speakers in the batch.
+    """
     cleaner = Cleaner({target, *(m.peer_id for m in messages)})
-    seen: set[str] = set()
     observations: list[ExtractedObservation] = []
     for position, message in enumerate(messages):
         if message.is_context or message.peer_id != target:
             continue
+        seen: set[str] = set()
         listener = _listener(messages, position)
         for sentence in split_sentences(message.content):
             for fact in _facts(sentence, message, target, listener, cleaner):
