@@ -81,7 +81,9 @@ def test_a_killed_memory_process_leaves_no_unit_in_progress(
         seen.update(status(first.url, ws, admin))
         if 0 < seen["completed_work_units"] < seen["total_work_units"]:
             return True
-        post(next(batches))
+        batch = next(batches, None)
+        assert batch is not None, f"the status never showed memory forming: {seen}"
+        post(batch)
         return False
 
     until(forming, timeout=120)  # type: ignore[operator]

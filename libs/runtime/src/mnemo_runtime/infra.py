@@ -44,5 +44,5 @@ async def open_infra(
     except Exception:
         await nc.close()
         raise
-    pool = await open_pool(database_url, min_size=2, max_size=pool_size)
+    pool = await open_pool(database_url, min_size=2, max_size=pool_size, name=name)
     return Infra(nc, js, pool, found, database_url)

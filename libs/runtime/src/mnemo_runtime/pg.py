@@ -5,6 +5,7 @@ from __future__ import annotations
 import select
 
 from psycopg import AsyncConnection
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -13,6 +14,12 @@ from psycopg_pool import AsyncConnectionPool
 # of returning what passed the filter among the graph's first candidates. Postgres accepts the
 # setting before the extension is loaded, and the extension takes it up when it is.
 SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order"}
+
+
+def _named(dsn: str, name: str | None) -> dict[str, str]:
+    if name is None or "application_name" in conninfo_to_dict(dsn):
+        return {}
+    return {"application_name": name[:63]}
 
 
 def _heard_from_server(conn: AsyncConnection) -> bool:
@@ -51,9 +58,14 @@ class Liveness:
             raise
 
 
-async def open_pool(dsn: str, min_size: int = 1, max_size: int = 8) -> AsyncConnectionPool:
+async def open_pool(
+    dsn: str, min_size: int = 1, max_size: int = 8, name: str | None = None
+) -> AsyncConnectionPool:
     """Open a pool whose connections return rows as dicts and autocommit outside transactions
-    (and checked before use when their server may have closed them: see ``Liveness``)."""
+    (and checked before use when their server may have closed them: see ``Liveness``).
+
+    ``name`` is the connections' ``application_name``: the process ``pg_stat_activity`` shows
+    for each backend (a DSN's own ``application_name`` wins)."""
 
     async def configure(conn: AsyncConnection) -> None:
         conn.row_factory = dict_row  # type: ignore[assignment]
@@ -64,7 +76,7 @@ async def open_pool(dsn: str, min_size: int = 1, max_size: int = 8) -> AsyncConn
     liveness = Liveness()
     pool = AsyncConnectionPool(
         dsn, min_size=min_size, max_size=max_size, open=False, configure=configure, timeout=10,
-        check=liveness,
+        check=liveness, kwargs=_named(dsn, name),
     )  # fmt: skip
     liveness.pool = pool
     await pool.open(wait=True, timeout=30)
