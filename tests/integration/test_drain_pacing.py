@@ -20,6 +20,9 @@ class _SlowQueue:
     def __init__(self) -> None:
         self.checks = 0
 
+    async def listened(self, workspace: str) -> bool:
+        return True
+
     async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
         self.checks += 1
         await asyncio.sleep(CHECK_S)

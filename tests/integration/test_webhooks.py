@@ -8,8 +8,10 @@ the routes as the Honcho API defines them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +25,10 @@ import pytest
 from honcho import Honcho
 from pydantic import SecretStr
 
+from mnemo_gateway.store import ReadStore
 from mnemo_gateway.webhooks import signing
+from mnemo_gateway.webhooks.drain import StatusProbe
+from mnemo_runtime.pg import open_pool
 from mnemo_schema.keys import KeyScope
 
 from .conftest import MnemoProcess, wait_until
@@ -270,3 +275,21 @@ def test_bad_urls_limit_and_keys(hooks, keys, workspace):
 
 def test_secret_is_not_logged(hooks):
     assert SECRET not in Path(hooks.log).read_text()
+
+
+async def test_drains_are_watched_only_where_an_endpoint_listens(
+    hooks, receiver, workspace, database_url
+):
+    h = sdk(hooks, workspace)
+    h.get_configuration()
+    pool = await open_pool(database_url)
+    try:
+        probe = StatusProbe(ReadStore(pool), lambda _: 0)
+        assert not await probe.listened(workspace)
+        register(h, receiver.url(f"/listens-{workspace}"))
+        deadline = time.monotonic() + 20
+        while not await probe.listened(workspace):
+            assert time.monotonic() < deadline, "the endpoint never reached the table"
+            await asyncio.sleep(0.05)
+    finally:
+        await pool.close()

@@ -10,10 +10,16 @@ from mnemo_gateway.webhooks.drain import OUTSIDE_SESSIONS, Drained, DrainWatch
 class Outstanding:
     """A queue whose state the test sets: per session, (units in all, units left)."""
 
-    def __init__(self) -> None:
+    def __init__(self, listened: bool = True) -> None:
         self.now: dict[str, tuple[int, int]] = {}
+        self.endpoint = listened
+        self.reads = 0
+
+    async def listened(self, workspace: str) -> bool:
+        return self.endpoint
 
     async def outstanding(self, workspace: str) -> dict[str, tuple[int, int]]:
+        self.reads += 1
         return dict(self.now)
 
 
@@ -47,3 +53,18 @@ def test_a_workspace_no_stage_announced_is_never_checked() -> None:
     queue = Outstanding()
     queue.now = {"a": (1, 0)}
     assert asyncio.run(DrainWatch(queue).check("w")) == []
+
+
+def test_a_workspace_without_an_endpoint_is_forgotten_without_reading_its_queue() -> None:
+    queue = Outstanding(listened=False)
+    watch = DrainWatch(queue)
+    watch.touched("w", ["a"])
+    queue.now = {"a": (3, 1)}
+    assert asyncio.run(watch.check("w")) == []
+    assert queue.reads == 0
+    assert watch.busy() == []
+    # An endpoint registered meanwhile: the next announcement has the workspace watched again.
+    queue.endpoint = True
+    watch.touched("w", ["a"])
+    queue.now = {"a": (3, 0)}
+    assert asyncio.run(watch.check("w")) == [Drained("w", "a", 3), Drained("w", None, 3)]
