@@ -63,6 +63,13 @@ from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 log = get_logger("mnemo.projector.eraser")
 
 ERASURE = "erasure"
+# The position moves after this many events of a step (and at its end): a restart redoes at
+# most these, each idempotently, instead of a position write for every event.
+ADVANCE_EVERY = 256
+
+
+def _workspace(s: Stored) -> str:
+    return s.subject.split(".")[2]  # mnemo.evt.<workspace>.<partition>. ...
 
 
 def followed(partition: int) -> list[str]:
@@ -95,6 +102,7 @@ class Eraser:
         self._poll = poll_s
         self._publisher = EventPublisher(js)
         self.applied = 0
+        self._marked: set[str] = set()  # this step's workspaces with erasures recorded
 
     async def setup(self) -> None:
         """The partition's position row (at the start of the log if new)."""
@@ -138,12 +146,29 @@ class Eraser:
             key=lambda s: s.seq,
         )
         gone: set[int] = set()
-        for s in stored:
+        # Late work can only rest on what a workspace with recorded erasures lost: one read
+        # for the whole step, not one for each observation (an erasure the step carries out
+        # marks its workspace as it goes).
+        self._marked = await self._with_erasures({_workspace(s) for s in stored})
+        for n, s in enumerate(stored, 1):
             if s.seq not in gone:
                 gone |= await self._one(s)
+            if n % ADVANCE_EVERY == 0:
                 await self._advance(s.seq)
         await self._advance(int(last))
         return len(stored)
+
+    async def _with_erasures(self, workspaces: set[str]) -> set[str]:
+        """Of ``workspaces``, those with any erased message or observation recorded."""
+        if not workspaces:
+            return set()
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT w AS workspace FROM unnest(%s::text[]) AS w"
+                " WHERE EXISTS (SELECT 1 FROM erased_ids e WHERE e.workspace = w)",
+                (sorted(workspaces),),
+            )
+            return {str(r["workspace"]) for r in await cur.fetchall()}  # type: ignore[call-overload]
 
     async def _advance(self, seq: int) -> None:
         async with self._pool.connection() as conn:
@@ -162,8 +187,12 @@ class Eraser:
             return set()
         if isinstance(event, MessageDeleted | SessionDeleted | PeerDeleted | WorkspaceDeleted):
             p = await self.carry_out(erasure.Target.of(s.seq, event))
+            self._marked.add(event.workspace)
             return p.secure | p.plain
-        if isinstance(event, ObservationWritten | SummaryUpdated):
+        if (
+            isinstance(event, ObservationWritten | SummaryUpdated)
+            and event.workspace in self._marked
+        ):
             await self._late(s.seq, event)
         return set()
 

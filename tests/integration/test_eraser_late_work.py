@@ -1,0 +1,90 @@
+"""Work in flight when an erasure runs: an observation citing an erased message, landing after
+the erasure (in a later step of the eraser or the same one), goes too (its event erased from the stream, its retraction published), while an
+observation of a workspace with nothing erased is left alone (real JetStream and Postgres)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from mnemo_projector.eraser import Eraser
+from mnemo_runtime.infra import open_infra
+from mnemo_runtime.streams import read_stored
+from mnemo_schema import subjects
+from mnemo_schema.events import Event, MessageDeleted, MessagePosted, decode_event, encode_event
+from mnemo_schema.observations import ObservationsErased, ObservationWritten
+
+from .conftest import neighbour
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def _message(ws: str, mid: str) -> MessagePosted:
+    return MessagePosted(
+        workspace=ws, session_id="s", message_id=mid, peer_id="ann", content="I am a nurse.",
+        metadata={}, created_at=NOW, token_count=4,
+    )  # fmt: skip
+
+
+def _observation(ws: str, oid: str, mid: str) -> ObservationWritten:
+    return ObservationWritten(
+        workspace=ws, observation_id=oid, observer="ann", observed="ann", session_id="s",
+        level="explicit", content="Ann is a nurse.", source_message_ids=[mid],
+        source_message_seqs=[1], observed_at=NOW, origin="deriver",
+    )  # fmt: skip
+
+
+async def test_late_work_on_an_erased_message_goes_and_other_work_stays(
+    own_nats: str, fresh_database: str
+) -> None:
+    infra = await open_infra(own_nats, fresh_database, "eraser-test")
+    erased_ws = "late-a"
+    # A workspace of the same partition, so one step of one eraser sees both.
+    other_ws = neighbour(erased_ws, infra.partitions)
+    partition = subjects.partition_of(erased_ws, infra.partitions)
+    eraser = Eraser(infra.nc, infra.js, infra.pool, partition=partition)
+    await eraser.setup()
+
+    async def publish(*events: Event) -> list[int]:
+        return [(await infra.js.publish(e.subject(), encode_event(e))).seq for e in events]
+
+    async def stored_observations() -> dict[str, int]:
+        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
+        out = {}
+        for s in found:
+            e = decode_event(s.data)
+            if isinstance(e, ObservationWritten):
+                out[e.observation_id] = s.seq
+        return out
+
+    try:
+        await publish(_message(erased_ws, "m1"), _message(other_ws, "m1"))
+        await publish(MessageDeleted(workspace=erased_ws, session_id="s", message_id="m1"))
+        await eraser.step()
+        # Derivations of m1 in both workspaces land after the erasure, in one step.
+        await publish(
+            _observation(erased_ws, "o-late", "m1"), _observation(other_ws, "o-kept", "m1")
+        )
+        await eraser.step()
+
+        assert set(await stored_observations()) == {"o-kept"}
+        retractions = [
+            decode_event(s.data)
+            for s in await read_stored(
+                infra.js, subjects.STREAM, subjects.observation_filter(partition)
+            )
+        ]
+        erased = [e for e in retractions if isinstance(e, ObservationsErased)]
+        assert [(e.workspace, e.observation_ids) for e in erased] == [(erased_ws, ["o-late"])]
+        # The next step reads the retraction it published (nothing to do), then none is left.
+        assert await eraser.step() == 1
+        assert await eraser.step() == 0
+
+        # An erasure and late work on it in one step: the erasure marks its workspace at once.
+        await publish(
+            MessageDeleted(workspace=other_ws, session_id="s", message_id="m1"),
+            _observation(other_ws, "o-later", "m1"),
+        )
+        await eraser.step()
+        assert set(await stored_observations()) == set()
+    finally:
+        await infra.close()
