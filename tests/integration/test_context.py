@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import httpx
 import pytest
 from honcho import Honcho
 from honcho.api_types import MessageCreateParams, SessionPeerConfig
@@ -118,3 +119,23 @@ def test_search_is_scoped_to_workspace_session_and_peer(conversation):
     assert any(m.content == SECRET for m in h.search("fly planes"))
     assert not any(m.content == SECRET for m in session.search("fly planes"))
     assert all(m.peer_id == "caroline" for m in caroline.search("support group", limit=3))
+
+
+def test_get_context_names_what_does_not_exist(mnemo, workspace, admin):
+    h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=60)
+    h.session("s").add_peers([h.peer("ann")])
+    url = f"{mnemo.url}/v3/workspaces/{workspace}/sessions"
+
+    def refused(session: str, **query: str) -> tuple[int, str, str]:
+        r = httpx.get(f"{url}/{session}/context", params=query, headers=admin, timeout=30)
+        return r.status_code, r.json()["field"], r.json()["detail"]
+
+    assert httpx.get(f"{url}/s/context", params={"peer_target": "ann"}, headers=admin).is_success
+    # The session first, then each peer the read concerns.
+    assert refused("nope", peer_target="bob") == (404, "session_id", "session 'nope' not found")
+    assert refused("s", peer_target="bob") == (404, "peer_id", "peer 'bob' not found")
+    assert refused("s", peer_target="ann", peer_perspective="carl") == (
+        404,
+        "peer_id",
+        "peer 'carl' not found",
+    )

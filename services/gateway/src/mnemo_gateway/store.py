@@ -84,6 +84,30 @@ class ReadStore:
             levels.append(WorkspaceConfiguration.model_validate(row["session"]))
         return effective(*levels)
 
+    async def session_read(
+        self, ws: str, session_id: str, peers: list[str]
+    ) -> WorkspaceConfiguration:
+        """For a read of a session concerning ``peers``, in one round trip: the configuration
+        in force, once the session and each peer are known to exist (else a 404 naming the
+        first missing, the session first)."""
+        row = await self.one(
+            "SELECT s.id IS NOT NULL AS found, w.configuration AS workspace,"
+            " s.configuration AS session, ARRAY(SELECT p.id FROM peers p WHERE p.workspace = %s"
+            " AND p.id = ANY(%s)) AS peers"
+            " FROM (SELECT 1) AS one LEFT JOIN workspaces w ON w.id = %s"
+            " LEFT JOIN sessions s ON s.workspace = %s AND s.id = %s",
+            (ws, peers, ws, ws, session_id),
+        )
+        if row is None or not row["found"]:
+            raise Refusal(404, f"session {session_id!r} not found", "session_id")
+        for peer in peers:
+            if peer not in row["peers"]:
+                raise Refusal(404, f"peer {peer!r} not found", "peer_id")
+        levels = [WorkspaceConfiguration.model_validate(row["workspace"] or {})]
+        if row["session"]:
+            levels.append(WorkspaceConfiguration.model_validate(row["session"]))
+        return effective(*levels)
+
     async def scope(self, ws: str, scope_id: str, field: str = "scope_id") -> Row:
         row = await self.one(
             "SELECT * FROM scopes WHERE workspace = %s AND id = %s", (ws, scope_id)

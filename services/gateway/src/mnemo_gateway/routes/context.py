@@ -148,13 +148,11 @@ async def session_context(
         raise Refusal(422, "sessions: mutually exclusive with limit_to_session", "sessions")
     if sessions is not None and session_id not in sessions:
         raise Refusal(422, f"sessions: must include this session ({session_id!r})", "sessions")
-    await svc.store.session(workspace_id, session_id)
-    for peer in {p for p in (peer_target, peer_perspective) if p is not None}:
-        await svc.store.peer(workspace_id, peer)
+    peers = list(dict.fromkeys(p for p in (peer_target, peer_perspective) if p is not None))
+    cfg = await svc.store.session_read(workspace_id, session_id, peers)
     confined = await sessions_of(
         svc.store, workspace_id, scope=scope, sessions=sessions, sessions_field="sessions"
     )
-    cfg = await svc.store.configuration(workspace_id, session_id)
     query = _build(
         ContextQuery, session_id=session_id, tokens=tokens, summary=summary,
         peer_target=peer_target, peer_perspective=peer_perspective,
