@@ -165,3 +165,33 @@ def test_ids_of_512_characters_go_all_the_way(settle, mnemo):
     assert [m.content for m in s.messages()] == ["I work as a nurse in Lisbon."]
     settle(h)
     assert alice.conclusions.list().items
+
+
+def test_a_blank_query_is_a_422_naming_it_wherever_a_search_is_asked(mnemo, workspace, admin):
+    url = mnemo.url
+    ws = f"/v3/workspaces/{workspace}"
+    assert _post(url, "/v3/workspaces", json.dumps({"id": workspace})).status_code == 201
+    assert _post(url, f"{ws}/peers", json.dumps({"id": "ann"})).status_code in (200, 201)
+    assert _post(url, f"{ws}/sessions", json.dumps({"id": "s"})).status_code in (200, 201)
+    scoped = {"filters": {"observer_id": "ann", "observed_id": "ann"}}
+    # ASCII and Unicode whitespace alike (U+00A0 no-break space, U+2003 em space).
+    for blank in (" ", "\u00a0", "\u2003\n\t"):
+        for path, body in (
+            (f"{ws}/search", {"query": blank}),
+            (f"{ws}/sessions/s/search", {"query": blank}),
+            (f"{ws}/peers/ann/search", {"query": blank, "limit": 5}),
+            (f"{ws}/conclusions/query", {"query": blank, **scoped}),
+        ):
+            r = _post(url, path, json.dumps(body))
+            assert r.status_code == 422, (path, repr(blank), r.text)
+            assert r.json()["field"] == "query", r.text
+        r = httpx.get(
+            f"{url}{ws}/sessions/s/context",
+            params={"peer_target": "ann", "search_query": blank},
+            headers=admin,
+            timeout=15,
+        )
+        assert r.status_code == 422, r.text
+        assert r.json()["field"] == "search_query"
+    # A real query still answers.
+    assert _post(url, f"{ws}/peers/ann/search", '{"query": "nurse"}').status_code == 200

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import Level
-from mnemo_schema.text import JsonObject, StorableText
+from mnemo_schema.text import JsonObject, QueryText
 
 MAX_SESSIONS = 1000
 # A set of sessions a read is confined to: their messages, and the observations that rest on
@@ -44,7 +44,7 @@ class _Query(BaseModel):
 class RepresentationSlice(_Query):
     """Which observations of a representation to render: a semantic slice or the newest ones."""
 
-    search_query: StorableText | None = Field(default=None, min_length=1, max_length=10_000)
+    search_query: QueryText | None = Field(default=None, min_length=1, max_length=10_000)
     search_top_k: int | None = Field(default=None, ge=1, le=100)
     search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
     include_most_frequent: bool = False
@@ -95,7 +95,7 @@ class SearchQuery(_Query):
     """Hybrid message search inside a workspace, narrowed to a session and / or a peer."""
 
     KIND: ClassVar[str] = "search"
-    query: StorableText = Field(min_length=1, max_length=10_000)
+    query: QueryText = Field(min_length=1, max_length=10_000)
     session_id: EntityId | None = None
     sessions: Sessions = None
     peer_id: EntityId | None = None
@@ -109,7 +109,7 @@ class ObservationSearchQuery(_Query):
     KIND: ClassVar[str] = "observation_search"
     observer: EntityId
     observed: EntityId
-    query: StorableText = Field(min_length=1, max_length=10_000)
+    query: QueryText = Field(min_length=1, max_length=10_000)
     top_k: int = Field(default=10, ge=1, le=100)
     max_distance: float | None = Field(default=None, ge=0.0, le=2.0)
     levels: list[Level] | None = None

@@ -10,12 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo_schema.answer_format import ResponseFormat
 from mnemo_schema.context_queries import Sessions, allowed_sessions
 from mnemo_schema.ids import EntityId
-from mnemo_schema.text import StorableText
+from mnemo_schema.text import QueryText, StorableText
 
 ReasoningLevel = Literal["minimal", "low", "medium", "high", "max"]
 REASONING_LEVELS: tuple[ReasoningLevel, ...] = get_args(ReasoningLevel)
@@ -29,7 +29,7 @@ class _Question(BaseModel):
     # those resting on them alone.
     session_id: EntityId | None = None
     sessions: Sessions = None
-    query: StorableText = Field(min_length=1, max_length=10_000)
+    query: QueryText = Field(min_length=1, max_length=10_000)
     reasoning_level: ReasoningLevel = "low"
     include_evidence: bool = False
     response_format: ResponseFormat | None = None
@@ -41,13 +41,6 @@ class _Question(BaseModel):
     def allowed(self) -> frozenset[str] | None:
         """The sessions the answer may draw on (None: all)."""
         return allowed_sessions(self.session_id, self.sessions)
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query must not be blank")
-        return value
 
 
 class ChatQuery(_Question):

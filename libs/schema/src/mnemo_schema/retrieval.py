@@ -14,11 +14,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo_schema.context_queries import ContextMessage, Sessions, allowed_sessions
 from mnemo_schema.observations import Level
-from mnemo_schema.text import JsonObject
+from mnemo_schema.text import JsonObject, QueryText
 
 Component = Literal["lexical", "dense", "facts", "names", "time", "recency", "rerank"]
 """The engine's parts, each of which a query may switch off (to measure what it earns):
@@ -43,7 +43,7 @@ class RetrievalQuery(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     KIND: ClassVar[str] = "retrieve"
 
-    query: str = Field(min_length=1, max_length=10_000)
+    query: QueryText = Field(min_length=1, max_length=10_000)
     observer: str | None = Field(default=None, min_length=1)
     observed: str | None = Field(default=None, min_length=1)
     session_id: str | None = None
@@ -68,13 +68,6 @@ class RetrievalQuery(BaseModel):
     now: datetime | None = None
     """What relative time expressions ("last week") count from; else the newest evidence."""
     without: frozenset[Component] = frozenset()
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query must not be blank")
-        return value
 
     @model_validator(mode="after")
     def _both_or_neither(self) -> RetrievalQuery:

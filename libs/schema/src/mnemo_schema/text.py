@@ -57,6 +57,16 @@ def _text(value: str) -> str:
 # Any string that may reach the log, a table or a query.
 StorableText = Annotated[str, AfterValidator(_text)]
 
+
+def _searchable(value: str) -> str:
+    if not value.strip():  # Unicode whitespace: U+00A0 and U+2003 are blank too
+        raise PydanticCustomError("blank_text", "must not be blank")
+    return value
+
+
+# What a search or a question is asked with: storable, and more than whitespace.
+QueryText = Annotated[str, AfterValidator(_text), AfterValidator(_searchable)]
+
 # Postgres keeps time zone offsets within +-15:59.
 MAX_UTC_OFFSET = timedelta(hours=15, minutes=59)
 

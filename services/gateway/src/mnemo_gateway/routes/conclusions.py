@@ -20,7 +20,7 @@ from mnemo_schema.commands import MAX_BATCH, NewConclusion
 from mnemo_schema.context_queries import ObservationSearchQuery, ObservationSearchReply
 from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.filters import CONCLUSION_FIELDS, parse
-from mnemo_schema.text import JsonObject, StorableText
+from mnemo_schema.text import JsonObject, QueryText
 
 # Where a field of the query came from in the request, for a 422 that names it.
 _QUERY_FIELDS = {"observer": "filters.observer_id", "observed": "filters.observed_id"}
@@ -51,7 +51,7 @@ class ConclusionBatch(BaseModel):
 
 class ConclusionQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    query: StorableText = Field(min_length=1, max_length=10_000)
+    query: QueryText = Field(min_length=1, max_length=10_000)
     top_k: int = Field(default=10, ge=1, le=100)
     distance: float | None = Field(default=None, ge=0.0, le=1.0)
     filters: JsonObject | None = None

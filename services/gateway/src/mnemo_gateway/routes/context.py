@@ -30,7 +30,7 @@ from mnemo_schema.context_queries import (
 from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.filters import MESSAGE_FIELDS, parse
 from mnemo_schema.ids import EntityId
-from mnemo_schema.text import JsonObject, StorableText
+from mnemo_schema.text import JsonObject, QueryText
 
 router = APIRouter(prefix="/v3/workspaces/{workspace_id}", tags=["context"])
 
@@ -39,7 +39,7 @@ R = TypeVar("R", bound=BaseModel)
 
 TopK = Annotated[int | None, Query(ge=1, le=100)]
 QueryId = Annotated[EntityId | None, Query()]
-QueryText = Annotated[StorableText | None, Query(max_length=10_000)]
+SearchParam = Annotated[QueryText | None, Query(max_length=10_000)]
 MaxDistance = Annotated[float | None, Query(ge=0.0, le=1.0)]
 MaxConclusions = Annotated[int | None, Query(ge=1, le=100)]
 
@@ -56,7 +56,7 @@ class PeerRepresentationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     session_id: EntityId | None = None
     target: EntityId | None = None
-    search_query: StorableText | None = None
+    search_query: QueryText | None = None
     search_top_k: int | None = Field(default=None, ge=1, le=100)
     search_max_distance: float | None = Field(default=None, ge=0.0, le=1.0)
     include_most_frequent: bool | None = None
@@ -78,7 +78,7 @@ class PeerContextOut(BaseModel):
 
 class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    query: StorableText = Field(min_length=1, max_length=10_000)
+    query: QueryText = Field(min_length=1, max_length=10_000)
     filters: JsonObject | None = None
     limit: int = Field(default=10, ge=1, le=100)
     # The scope's sessions only; not with a session_id filter.
@@ -124,7 +124,7 @@ async def session_context(
     summary: bool = True,
     peer_target: QueryId = None,
     peer_perspective: QueryId = None,
-    search_query: QueryText = None,
+    search_query: SearchParam = None,
     search_top_k: TopK = None,
     search_max_distance: MaxDistance = None,
     limit_to_session: bool = False,
@@ -208,7 +208,7 @@ async def peer_context(
     peer_id: PathId,
     svc: Svc,
     target: QueryId = None,
-    search_query: QueryText = None,
+    search_query: SearchParam = None,
     search_top_k: TopK = None,
     search_max_distance: MaxDistance = None,
     include_most_frequent: bool | None = None,
