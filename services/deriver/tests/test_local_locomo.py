@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mnemo_deriver.local import derive as heuristic
 from mnemo_deriver.local import local_deriver
 from mnemo_runtime.deriver_contract import (
     DERIVER_PROMPT,
@@ -136,8 +137,6 @@ def test_what_a_message_yields_does_not_depend_on_the_messages_batched_with_it(t
     """Whole sessions as one batch, and each turn alone with the turn before it: the same facts
     for every turn that follows the other speaker's (different batch boundaries, as one deriver
     and several replicas draw them, derive the same)."""
-    from mnemo_deriver.local import derive as heuristic
-
     conv = conversation()
     compared = 0
     for n in (1, 2, 3, 4, 5):

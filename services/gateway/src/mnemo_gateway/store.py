@@ -36,6 +36,17 @@ CONCLUSIONS = Listing("observations", CONCLUSION_COLUMNS, f.CONCLUSION_FIELDS)
 WEBHOOKS = Listing("webhook_endpoints", {"id": "id", "created_at": "created_at"}, {})
 
 
+def _in_force(row: Row | None) -> WorkspaceConfiguration:
+    """The configuration a row of the workspace's and the session's (either may be null)
+    puts in force: the workspace's, overridden by the session's."""
+    if row is None:
+        return WorkspaceConfiguration()
+    levels = [WorkspaceConfiguration.model_validate(row["workspace"] or {})]
+    if row["session"]:
+        levels.append(WorkspaceConfiguration.model_validate(row["session"]))
+    return effective(*levels)
+
+
 class ReadStore:
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self._pool = pool
@@ -77,12 +88,7 @@ class ReadStore:
             " LEFT JOIN sessions s ON s.workspace = w.id AND s.id = %s WHERE w.id = %s",
             (session_id, ws),
         )
-        if row is None:
-            return WorkspaceConfiguration()
-        levels = [WorkspaceConfiguration.model_validate(row["workspace"] or {})]
-        if row["session"]:
-            levels.append(WorkspaceConfiguration.model_validate(row["session"]))
-        return effective(*levels)
+        return _in_force(row)
 
     async def session_read(
         self, ws: str, session_id: str, peers: list[str]
@@ -103,10 +109,7 @@ class ReadStore:
         for peer in peers:
             if peer not in row["peers"]:
                 raise Refusal(404, f"peer {peer!r} not found", "peer_id")
-        levels = [WorkspaceConfiguration.model_validate(row["workspace"] or {})]
-        if row["session"]:
-            levels.append(WorkspaceConfiguration.model_validate(row["session"]))
-        return effective(*levels)
+        return _in_force(row)
 
     async def scope(self, ws: str, scope_id: str, field: str = "scope_id") -> Row:
         row = await self.one(

@@ -68,10 +68,6 @@ ERASURE = "erasure"
 ADVANCE_EVERY = 256
 
 
-def _workspace(s: Stored) -> str:
-    return s.subject.split(".")[2]  # mnemo.evt.<workspace>.<partition>. ...
-
-
 def followed(partition: int) -> list[str]:
     """What the eraser of ``partition`` follows: deletions (entity subjects) and late work
     (observations, summaries)."""
@@ -102,7 +98,6 @@ class Eraser:
         self._poll = poll_s
         self._publisher = EventPublisher(js)
         self.applied = 0
-        self._marked: set[str] = set()  # this step's workspaces with erasures recorded
 
     async def setup(self) -> None:
         """The partition's position row (at the start of the log if new)."""
@@ -149,10 +144,12 @@ class Eraser:
         # Late work can only rest on what a workspace with recorded erasures lost: one read
         # for the whole step, not one for each observation (an erasure the step carries out
         # marks its workspace as it goes).
-        self._marked = await self._with_erasures({_workspace(s) for s in stored})
+        marked = await self._with_erasures(
+            {w for s in stored if (w := subjects.workspace_of_subject(s.subject)) is not None}
+        )
         for n, s in enumerate(stored, 1):
             if s.seq not in gone:
-                gone |= await self._one(s)
+                gone |= await self._one(s, marked)
             if n % ADVANCE_EVERY == 0:
                 await self._advance(s.seq)
         await self._advance(int(last))
@@ -168,7 +165,8 @@ class Eraser:
                 " WHERE EXISTS (SELECT 1 FROM erased_ids e WHERE e.workspace = w)",
                 (sorted(workspaces),),
             )
-            return {str(r["workspace"]) for r in await cur.fetchall()}  # type: ignore[call-overload]
+            rows: list[Any] = await cur.fetchall()
+            return {str(r["workspace"]) for r in rows}
 
     async def _advance(self, seq: int) -> None:
         async with self._pool.connection() as conn:
@@ -179,20 +177,19 @@ class Eraser:
             )
         self.applied = max(self.applied, seq)
 
-    async def _one(self, s: Stored) -> set[int]:
-        """Handle one followed event; the sequences it erased."""
+    async def _one(self, s: Stored, marked: set[str]) -> set[int]:
+        """Handle one followed event; the sequences it erased. ``marked``: the workspaces with
+        erasures recorded (late work elsewhere rests on nothing erased), which an erasure
+        carried out here joins."""
         try:
             event = decode_event(s.data)
         except ValidationError:
             return set()
         if isinstance(event, MessageDeleted | SessionDeleted | PeerDeleted | WorkspaceDeleted):
             p = await self.carry_out(erasure.Target.of(s.seq, event))
-            self._marked.add(event.workspace)
+            marked.add(event.workspace)
             return p.secure | p.plain
-        if (
-            isinstance(event, ObservationWritten | SummaryUpdated)
-            and event.workspace in self._marked
-        ):
+        if isinstance(event, ObservationWritten | SummaryUpdated) and event.workspace in marked:
             await self._late(s.seq, event)
         return set()
 
