@@ -169,8 +169,6 @@ class RetrievalEngine:
         distinct = 2 * depth if q.messages else depth
         found = Found()
         tasks: dict[str, asyncio.Future[Any]] = {}
-        if "dense" in on and self._memory is not None and (want_m or want_o):
-            tasks["vector"] = _start(self._memory.embedder.embed_query(q.query))
         if "lexical" in on and want_m:
             tasks["m.lexical"] = _start(
                 self._reads.lexical_passages(
@@ -184,6 +182,10 @@ class RetrievalEngine:
                     ws, q.query, scopes, levels=levels, confine=confine, limit=depth
                 )
             )
+        # Embedded after the lexical reads are sent: a short query embeds on the event loop's
+        # thread, and Postgres answers them on another core meanwhile.
+        if "dense" in on and self._memory is not None and (want_m or want_o):
+            tasks["vector"] = _start(self._memory.embedder.embed_query(q.query))
         if "vector" in tasks and self._memory is not None:
             vector = await tasks["vector"]
             if want_m:

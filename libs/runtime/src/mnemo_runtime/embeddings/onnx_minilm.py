@@ -42,9 +42,10 @@ class OnnxMiniLMEmbedder:
     A call of several batches runs ``workers`` of them at once, each on one thread of its
     own: measured on two cores, that costs 15% less CPU than one batch at a time over two
     intra-op threads. A call that fits in one batch (a search query) runs on ``threads``
-    intra-op threads instead, which cut its latency by about a quarter. The two ways need
-    two onnxruntime sessions, each with its own copy of the encoder weights (about 60 MB);
-    with ``threads`` = 1 or ``workers`` = 1 there is only one.
+    intra-op threads instead. The two ways need two onnxruntime sessions, each with its own
+    copy of the encoder weights (about 60 MB); with ``threads`` = 1 or ``workers`` = 1 there
+    is only one. ``build_embedder`` gives queries one thread: on two cores a second one did
+    not make a query faster, and made it slower when the other core was busy.
 
     ``embed_query`` runs a third session whose projection weights are int8 (``query_int8``,
     see bert_onnx), on ``threads`` threads: a search query embeds about twice as fast, because

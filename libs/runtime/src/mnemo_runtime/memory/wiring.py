@@ -28,8 +28,9 @@ class MemorySettings(BaseSettings):
     qdrant_path: Path | None = None
     embedder: str = "minilm"
     near_duplicate_distance: float = Field(default=0.05, ge=0.0, le=1.0)
-    # Cores the local embedder may use: batches run one per core, and one query spreads over
-    # them. onnxruntime and numpy release the GIL, so these threads use the other cores.
+    # Cores the local embedder may use: a call of several batches runs one batch per core (a
+    # query, one batch, runs on one). onnxruntime and numpy release the GIL, so these threads
+    # use the other cores.
     embed_workers: int = Field(default=2, ge=1)
     # minilm only: search queries go through int8 weights (about twice as fast; see
     # OnnxMiniLMEmbedder), stored texts always through the full-precision ones.
