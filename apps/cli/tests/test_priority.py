@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,73 @@ def test_anything_else_is_refused_naming_the_setting(value: str) -> None:
         background_priority(value)
     with pytest.raises(SystemExit, match=MEMORY_PRIORITY):
         group_environment(value)
+
+
+def test_the_memory_process_renices_its_backends_only_on_the_postgres_up_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mnemo_cli.local import _group
+
+    monkeypatch.setenv(MEMORY_PRIORITY, "idle")
+    assert _group("memory", local_postgres=True)["MNEMO_PG_BACKEND_NICENESS"] == "19"
+    assert "MNEMO_PG_BACKEND_NICENESS" not in _group("memory", local_postgres=False)
+    assert _group("read", local_postgres=True) == {}
+    monkeypatch.setenv(MEMORY_PRIORITY, "normal")
+    assert _group("memory", local_postgres=True) == {}
+
+
+def _niceness(pid: int) -> int:
+    # Field 19 of /proc/<pid>/stat, after the parenthesised command name.
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def _group_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+
+
+@pytest.fixture
+def stand_in(tmp_path: Path) -> Iterator[tuple[int, int]]:
+    """A process named ``postgres`` leading a session of its own, as each backend does, and one
+    that is not a postgres process."""
+    sleep = Path("/bin/sleep")
+    named = tmp_path / "postgres"
+    named.write_bytes(sleep.read_bytes())
+    named.chmod(0o755)
+    procs = [
+        subprocess.Popen([str(named), "60"], start_new_session=True),
+        subprocess.Popen([str(sleep), "60"], start_new_session=True),
+    ]
+    yield procs[0].pid, procs[1].pid
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def test_backends_are_reniced_from_start_on_and_others_left_alone(
+    stand_in: tuple[int, int],
+) -> None:
+    from mnemo_runtime.priority import BackendPriority
+
+    backend, other = stand_in
+    base = _niceness(backend)
+    priority = BackendPriority(12)
+    priority.joined(backend)
+    priority.joined(other)
+    assert _niceness(backend) == base  # not before the process has started
+    priority.start()
+    assert _niceness(backend) == max(base, 12)
+    assert _niceness(other) == base  # not a postgres process: left alone
+    if AUTOGROUPS:
+        assert _group_of(backend) == 12
+        assert _group_of(other) == base
+
+
+def test_unset_leaves_every_backend_alone(stand_in: tuple[int, int]) -> None:
+    from mnemo_runtime.priority import BackendPriority
+
+    backend, _ = stand_in
+    base = _niceness(backend)
+    priority = BackendPriority(None)
+    priority.start()
+    priority.joined(backend)
+    assert _niceness(backend) == base

@@ -119,10 +119,15 @@ def _priority(name: str) -> Callable[[], None] | None:
     return background_priority(os.environ.get(MEMORY_PRIORITY, "idle"))
 
 
-def _group(name: str) -> dict[str, str]:
+def _group(name: str, local_postgres: bool) -> dict[str, str]:
+    """The memory process's group priority; and its Postgres backends' too, when Postgres is
+    the one ``up`` started (a server elsewhere is not ours to renice)."""
     if name != "memory":
         return {}
-    return group_environment(os.environ.get(MEMORY_PRIORITY, "idle"))
+    env = group_environment(os.environ.get(MEMORY_PRIORITY, "idle"))
+    if local_postgres and "MNEMO_GROUP_NICENESS" in env:
+        env["MNEMO_PG_BACKEND_NICENESS"] = env["MNEMO_GROUP_NICENESS"]
+    return env
 
 
 def _layout(memory: bool) -> dict[str, dict[str, str]]:
@@ -200,7 +205,8 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "mnemo_cli", "serve"],
-                env={**env, **extra, **metrics.get(name, {}), **_group(name)},
+                env={**env, **extra, **metrics.get(name, {}),
+                     **_group(name, settings.database_url is None)},
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 start_new_session=True, preexec_fn=priorities[name],
             )  # fmt: skip

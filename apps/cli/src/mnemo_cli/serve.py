@@ -36,7 +36,7 @@ from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
 from mnemo_runtime.partitions import Leases
-from mnemo_runtime.priority import group_niceness
+from mnemo_runtime.priority import BackendPriority, group_niceness
 from mnemo_runtime.process import settle_heap, until_stopped
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
@@ -71,9 +71,10 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     if infra_settings.migrate_on_start:
         await migrate_all(db_url)
     # Every stage shares this pool in the all-in-one process.
+    backends = BackendPriority(infra_settings.pg_backend_niceness)
     infra = await open_infra(
         nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24,
-        partitions=infra_settings.partitions,
+        partitions=infra_settings.partitions, on_connect=backends.joined,
     )  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -173,10 +174,11 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         )
         ops = await start_ops(infra.nc, infra.js, infra.pool, watch)
         settle_heap()
-        # Started at the priority it was given; from here on, its group yields too (a
-        # background process whose group yields from the first instant may take minutes to
-        # start on busy cores).
+        # Started at the priority it was given; from here on, its group yields too, and so do
+        # its Postgres backends (a background process whose group yields from the first instant
+        # may take minutes to start on busy cores).
         group_niceness(infra_settings.group_niceness)
+        backends.start()
         log.info("mnemo.started", components=list(components))
         failed = await until_stopped(stop, tasks)
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nats.aio.client import Client as NATS
@@ -34,9 +35,10 @@ async def open_infra(
     name: str,
     pool_size: int = 10,
     partitions: int | None = None,
+    on_connect: Callable[[int], None] | None = None,
 ) -> Infra:
     """Connect to NATS (declaring the event stream, with ``partitions`` if it is new) and open a
-    Postgres pool."""
+    Postgres pool (``on_connect``: see ``pg.open_pool``)."""
     nc = await connect(nats_url, name)
     js = nc.jetstream(timeout=10)
     try:
@@ -44,5 +46,7 @@ async def open_infra(
     except Exception:
         await nc.close()
         raise
-    pool = await open_pool(database_url, min_size=2, max_size=pool_size, name=name)
+    pool = await open_pool(
+        database_url, min_size=2, max_size=pool_size, name=name, on_connect=on_connect
+    )
     return Infra(nc, js, pool, found, database_url)

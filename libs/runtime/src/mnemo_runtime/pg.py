@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import select
+from collections.abc import Callable
 
 from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
@@ -59,19 +60,26 @@ class Liveness:
 
 
 async def open_pool(
-    dsn: str, min_size: int = 1, max_size: int = 8, name: str | None = None
+    dsn: str,
+    min_size: int = 1,
+    max_size: int = 8,
+    name: str | None = None,
+    on_connect: Callable[[int], None] | None = None,
 ) -> AsyncConnectionPool:
     """Open a pool whose connections return rows as dicts and autocommit outside transactions
     (and checked before use when their server may have closed them: see ``Liveness``).
 
     ``name`` is the connections' ``application_name``: the process ``pg_stat_activity`` shows
-    for each backend (a DSN's own ``application_name`` wins)."""
+    for each backend (a DSN's own ``application_name`` wins). ``on_connect`` is told the
+    backend pid of each connection opened (see ``priority.BackendPriority``)."""
 
     async def configure(conn: AsyncConnection) -> None:
         conn.row_factory = dict_row  # type: ignore[assignment]
         await conn.set_autocommit(True)
         for name, value in SESSION_SETTINGS.items():
             await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        if on_connect is not None:
+            on_connect(conn.info.backend_pid)
 
     liveness = Liveness()
     pool = AsyncConnectionPool(

@@ -6,6 +6,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from mnemo_runtime.logging import get_logger
+
 # Linux's autogroups: a process that starts a session gets a scheduling group of its own, and
 # the scheduler shares the CPU between groups before it looks at the policy or niceness of the
 # tasks inside one. A SCHED_IDLE (or niced) process alone in its group therefore takes as much
@@ -22,3 +24,68 @@ def group_niceness(niceness: int | None) -> None:
         return
     with contextlib.suppress(OSError):  # a kernel without autogroups
         AUTOGROUP.write_text(str(niceness))
+
+
+# A backend of a local Postgres: the process name every postgres process has, whatever its role.
+POSTGRES_COMM = "postgres"
+
+
+class BackendPriority:
+    """Gives the Postgres backends serving this process's connections ``niceness``, on a
+    Postgres that runs on this host (``mnemo up`` asks it of the memory process when it started
+    Postgres itself).
+
+    A background process's reads and writes are carried out by its backends, which run at the
+    server's priority, not the client's: while memory formed, the memory process's backends took
+    about a third of a core at normal priority, in competition with the reads', although the
+    process itself ran at idle priority. Each Postgres backend leads a session of its own, so
+    the kernel weighs it as a scheduling group of its own (see ``AUTOGROUP``): that group's
+    niceness, and the backend's, are set.
+
+    Backends are recorded as connections open (``joined``) and reniced from ``start`` on, as the
+    process's own group is (a background process whose work yields from the first instant may
+    take minutes to start on busy cores). A pid that is not a local postgres process, or one it
+    may not renice, is left alone, logged once.
+    """
+
+    def __init__(self, niceness: int | None) -> None:
+        self.niceness = niceness
+        self._started = False
+        self._backends: set[int] = set()
+        self._refused = False
+
+    def joined(self, pid: int) -> None:
+        """A connection of this process is served by backend ``pid``."""
+        if self.niceness is None:
+            return
+        self._backends.add(pid)
+        if self._started:
+            self._renice(pid)
+
+    def start(self) -> None:
+        """Renice the backends recorded so far, and every one that joins from now on."""
+        if self.niceness is None:
+            return
+        self._started = True
+        for pid in list(self._backends):
+            self._renice(pid)
+
+    def _renice(self, pid: int) -> None:
+        assert self.niceness is not None
+        proc = Path(f"/proc/{pid}")
+        try:
+            if (proc / "comm").read_text().strip() != POSTGRES_COMM:
+                raise PermissionError(f"process {pid} is not a local postgres backend")
+            os.setpriority(os.PRIO_PROCESS, pid, self.niceness)
+            if os.getsid(pid) == pid:  # its group is its own: renicing it touches no other
+                with contextlib.suppress(FileNotFoundError):  # a kernel without autogroups
+                    (proc / "autogroup").write_text(str(self.niceness))
+        except FileNotFoundError:
+            self._backends.discard(pid)  # the backend has gone (its connection closed)
+        except OSError as err:
+            self._backends.discard(pid)
+            if not self._refused:
+                self._refused = True
+                get_logger("mnemo.priority").warning(
+                    "priority.backend_left_alone", pid=pid, niceness=self.niceness, error=str(err)
+                )

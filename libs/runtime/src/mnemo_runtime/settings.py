@@ -33,6 +33,12 @@ class InfraSettings(BaseSettings):
     # The niceness this process gives its scheduling group once it has started (``mnemo up``
     # sets it for the memory process; see ``priority.group_niceness``). Unset: left alone.
     group_niceness: int | None = Field(default=None, alias="MNEMO_GROUP_NICENESS", ge=0, le=19)
+    # The niceness this process gives the Postgres backends serving it, from when it has started,
+    # on a Postgres running on this host (``mnemo up`` sets it for the memory process when it
+    # started Postgres itself; see ``priority.BackendPriority``). Unset: left alone.
+    pg_backend_niceness: int | None = Field(
+        default=None, alias="MNEMO_PG_BACKEND_NICENESS", ge=0, le=19
+    )
 
     def nats(self) -> str | None:
         """The NATS URL to connect to, with the service user's credentials when they are given
