@@ -71,7 +71,7 @@ def test_refuses_unknown_kinds() -> None:
 async def test_minilm_query_precision_is_a_choice() -> None:
     text = "What is Bob excited about?"
     exact = build_embedder("minilm", query_int8=False)
-    quantized = build_embedder("minilm")
+    quantized = build_embedder("minilm", query_int8=True)
     row = (await exact.embed([text]))[0]
     assert np.array_equal(await exact.embed_query(text), row)
     assert not np.array_equal(await quantized.embed_query(text), row)
