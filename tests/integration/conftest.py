@@ -213,7 +213,12 @@ def mnemo(
     nats_url: str, database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[MnemoProcess]:
     """The all-in-one process shared by the integration tests."""
-    proc = MnemoProcess(nats_url, database_url, tmp_path_factory.mktemp("mnemo") / "mnemo.log")
+    # Full-precision query vectors: the ranking the tests pin does not then depend on how the
+    # int8 query weights round on this CPU's kernels (the int8 path has tests of its own).
+    proc = MnemoProcess(
+        nats_url, database_url, tmp_path_factory.mktemp("mnemo") / "mnemo.log",
+        extra_env={"MNEMO_MEMORY_EMBED_QUERY_INT8": "false"},
+    )  # fmt: skip
     proc.start()
     yield proc
     proc.stop()

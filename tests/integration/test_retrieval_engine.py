@@ -75,8 +75,8 @@ async def _apply(
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    # Full-precision query vectors: these tests pin the engine's ranking, not how closely the
-    # int8 query weights follow it on a given CPU (the benchmark reports that).
+    # Full-precision query vectors: these tests pin the engine's ranking, not how the int8 query
+    # weights round on a given CPU's kernels.
     return build_embedder("minilm", workers=2, query_int8=False)
 
 

@@ -5,8 +5,6 @@ Its match with the reference sentence-transformers vectors is checked in test_mi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
@@ -118,30 +116,3 @@ async def test_int8_queries_rank_texts_as_full_precision_ones_do(
     assert float(np.abs(quantized - full).max()) < 0.03
     # Not the same computation: the int8 weights do change the vectors a little.
     assert float(np.abs(quantized - full).max()) > 1e-4
-
-
-def test_int8_queries_by_default_only_where_the_cpus_int8_products_are_exact(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from mnemo_runtime.embeddings import onnx_minilm
-    from mnemo_runtime.embeddings.factory import build_embedder
-
-    chosen: list[bool] = []
-
-    class Probe:
-        def __init__(self, *args: object, query_int8: bool, **kwargs: object) -> None:
-            chosen.append(query_int8)
-
-    monkeypatch.setattr("mnemo_runtime.embeddings.factory.OnnxMiniLMEmbedder", Probe)
-    for exact in (True, False):
-        monkeypatch.setattr("mnemo_runtime.embeddings.factory.int8_dot_exact", lambda e=exact: e)
-        build_embedder("minilm")
-        build_embedder("minilm", query_int8=True)
-        build_embedder("minilm", query_int8=False)
-    assert chosen == [True, True, False, False, True, False]
-    flags = (
-        "avx512_vnni" in Path("/proc/cpuinfo").read_text()
-        or "avx_vnni" in Path("/proc/cpuinfo").read_text()
-    )
-    if onnx_minilm.platform.machine() == "x86_64":
-        assert onnx_minilm.int8_dot_exact() == flags

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from mnemo_runtime.embeddings.fake import FakeEmbedder
 from mnemo_runtime.embeddings.minilm import MiniLMEmbedder
-from mnemo_runtime.embeddings.onnx_minilm import OnnxMiniLMEmbedder, int8_dot_exact
+from mnemo_runtime.embeddings.onnx_minilm import OnnxMiniLMEmbedder
 from mnemo_runtime.embeddings.openai_compat import OpenAICompatEmbedder
 from mnemo_runtime.embeddings.ports import Embedder
 
@@ -37,8 +37,7 @@ def build_embedder(
     """An embedder of the given kind; options that kind does not use must be left unset.
 
     ``workers`` is how many cores a local embedder may use (default 1). ``query_int8``
-    (minilm only): search queries go through int8 weights, about twice as fast; unset, where
-    the CPU's int8 products are exact (``int8_dot_exact``).
+    (minilm only, default true): search queries go through int8 weights, about twice as fast.
     """
     if kind in LOCAL_EMBEDDER_KINDS:
         _reject(kind, model=model, dimension=dimension, base_url=base_url, api_key=api_key)
@@ -54,7 +53,7 @@ def build_embedder(
                 batch_size=batch_size or 16,
                 workers=cores,
                 threads=1,
-                query_int8=int8_dot_exact() if query_int8 is None else query_int8,
+                query_int8=query_int8 is not False,
             )
         _reject(kind, query_int8=query_int8)
         return MiniLMEmbedder(model_dir, batch_size=batch_size or 32, workers=cores)

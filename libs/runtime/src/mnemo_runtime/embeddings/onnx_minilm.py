@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import platform
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,21 +30,6 @@ from mnemo_runtime.embeddings.ports import Vector, Vectors, empty_vectors, l2_no
 
 # A single text up to this long is embedded without leaving the event loop's thread.
 INLINE_CHARS = 400
-
-
-def int8_dot_exact() -> bool:
-    """Whether onnxruntime's int8 products are exact on this CPU: an x86 CPU needs a VNNI dot
-    product; with AVX2 alone its u8 x s8 kernel sums pairs into saturating 16-bit lanes. There,
-    int8 query vectors (cosine 0.995 to the full-precision ones) ranked two turns of LoCoMo
-    conv-26 below where full-precision ones put them. Other architectures: exact."""
-    if platform.machine().lower() not in {"x86_64", "amd64", "i386", "i686"}:
-        return True
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    flags = next((ln for ln in info.splitlines() if ln.startswith("flags")), "").split()
-    return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
 class OnnxMiniLMEmbedder:

@@ -33,9 +33,8 @@ class MemorySettings(BaseSettings):
     # use the other cores.
     embed_workers: int = Field(default=2, ge=1)
     # minilm only: search queries go through int8 weights (about twice as fast; see
-    # OnnxMiniLMEmbedder), stored texts always through the full-precision ones. Unset: where
-    # the CPU's int8 products are exact (a VNNI dot product on x86; see int8_dot_exact).
-    embed_query_int8: bool | None = None
+    # OnnxMiniLMEmbedder), stored texts always through the full-precision ones.
+    embed_query_int8: bool = True
 
     @property
     def shared(self) -> bool:
