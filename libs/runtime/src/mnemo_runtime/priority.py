@@ -42,32 +42,32 @@ class BackendPriority:
     the kernel weighs it as a scheduling group of its own (see ``AUTOGROUP``): that group's
     niceness, and the backend's, are set.
 
-    Backends are recorded as connections open (``joined``) and reniced from ``start`` on, as the
-    process's own group is (a background process whose work yields from the first instant may
-    take minutes to start on busy cores). A pid that is not a local postgres process, or one it
-    may not renice, is left alone, logged once.
+    Backends that join before ``start`` wait for it, as the process's own group does (a
+    background process whose work yields from the first instant may take minutes to start on
+    busy cores); from then on each is reniced as its connection opens, and none is kept. A pid
+    that is not a local postgres process, or one it may not renice, is left alone, logged once.
     """
 
     def __init__(self, niceness: int | None) -> None:
         self.niceness = niceness
-        self._started = False
-        self._backends: set[int] = set()
+        self._waiting: list[int] | None = []  # None once started
         self._refused = False
 
     def joined(self, pid: int) -> None:
         """A connection of this process is served by backend ``pid``."""
         if self.niceness is None:
             return
-        self._backends.add(pid)
-        if self._started:
+        if self._waiting is not None:
+            self._waiting.append(pid)
+        else:
             self._renice(pid)
 
     def start(self) -> None:
-        """Renice the backends recorded so far, and every one that joins from now on."""
-        if self.niceness is None:
+        """Renice the backends that joined so far, and every one that joins from now on."""
+        if self.niceness is None or self._waiting is None:
             return
-        self._started = True
-        for pid in list(self._backends):
+        waiting, self._waiting = self._waiting, None
+        for pid in waiting:
             self._renice(pid)
 
     def _renice(self, pid: int) -> None:
@@ -75,17 +75,20 @@ class BackendPriority:
         proc = Path(f"/proc/{pid}")
         try:
             if (proc / "comm").read_text().strip() != POSTGRES_COMM:
-                raise PermissionError(f"process {pid} is not a local postgres backend")
+                self._left_alone(pid, "not a local postgres process")
+                return
             os.setpriority(os.PRIO_PROCESS, pid, self.niceness)
             if os.getsid(pid) == pid:  # its group is its own: renicing it touches no other
                 with contextlib.suppress(FileNotFoundError):  # a kernel without autogroups
                     (proc / "autogroup").write_text(str(self.niceness))
         except FileNotFoundError:
-            self._backends.discard(pid)  # the backend has gone (its connection closed)
+            pass  # the backend has gone (its connection closed)
         except OSError as err:
-            self._backends.discard(pid)
-            if not self._refused:
-                self._refused = True
-                get_logger("mnemo.priority").warning(
-                    "priority.backend_left_alone", pid=pid, niceness=self.niceness, error=str(err)
-                )
+            self._left_alone(pid, str(err))
+
+    def _left_alone(self, pid: int, why: str) -> None:
+        if not self._refused:
+            self._refused = True
+            get_logger("mnemo.priority").warning(
+                "priority.backend_left_alone", pid=pid, niceness=self.niceness, error=why
+            )
