@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from mnemo_runtime.pg import open_pool
+from mnemo_runtime.pg import literal_cursor, open_pool
 from mnemo_runtime.priority import BackendPriority
 
 
@@ -21,6 +22,35 @@ async def test_a_pools_connections_carry_the_processs_name(database_url: str) ->
     finally:
         await named.close()
         await given.close()
+
+
+async def test_a_literal_statement_is_planned_for_its_values_where_plans_are_generic(
+    database_url: str,
+) -> None:
+    pool = await open_pool(
+        database_url, min_size=1, max_size=1, settings={"plan_cache_mode": "force_generic_plan"}
+    )
+    plans: list[str] = []
+    try:
+        async with pool.connection() as conn:
+            row = await (await conn.execute("SHOW plan_cache_mode")).fetchone()
+            assert row == {"plan_cache_mode": "force_generic_plan"}
+            # Each statement's plan comes back as a notice.
+            conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
+            try:
+                await conn.execute("LOAD 'auto_explain'")
+            except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedFile):
+                pytest.skip("the test Postgres does not let this user load auto_explain")
+            await conn.execute("SET auto_explain.log_min_duration = 0")
+            await conn.execute("SET auto_explain.log_level = notice")
+            await conn.execute("CREATE TEMP TABLE planned (x int)")
+            sql = "SELECT x FROM planned WHERE x = %s"
+            await conn.execute(sql, [41], prepare=True)
+            await literal_cursor(conn).execute(sql, [42])
+    finally:
+        await pool.close()
+    filters = [line.strip() for p in plans for line in p.splitlines() if "Filter:" in line]
+    assert filters == ["Filter: (x = $1)", "Filter: (x = 42)"]
 
 
 def _niceness(pid: int) -> int:

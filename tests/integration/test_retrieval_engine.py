@@ -372,3 +372,49 @@ async def test_passage_lists_run_as_deep_as_the_messages_they_name(
     g = await shallow(documents).gather(documents.ws, question)
     dense = g.found.passages["dense"]
     assert len(dense) == 20 and len({h.message_id for h in dense}) < 10
+
+
+class _Counting:
+    """The real embedder, counting the queries it embeds."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.queries: list[str] = []
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+
+    async def embed(self, texts: Sequence[str]) -> object:
+        return await self.inner.embed(texts)
+
+    async def embed_query(self, text: str) -> object:
+        self.queries.append(text)
+        return await self.inner.embed_query(text)
+
+
+async def test_a_question_asked_again_in_a_workspace_is_not_embedded_again(
+    world: World, documents: World
+) -> None:
+    counting = _Counting(world.memory.embedder)
+    memory = MemoryAdapters(counting, world.memory.index)  # type: ignore[arg-type]
+
+    def engine(cache: int) -> RetrievalEngine:
+        return RetrievalEngine(
+            PostgresEvidence(world.pool), memory, config=EngineConfig(query_cache=cache)
+        )
+
+    cached, uncached = engine(2), engine(0)
+    question = RetrievalQuery(query="Which musical instrument does she practise?", messages=5)
+    first = await cached.retrieve(world.ws, question)
+    again = await cached.retrieve(world.ws, question)
+    assert [m.message.id for m in again.messages] == [m.message.id for m in first.messages]
+    assert [m.score for m in again.messages] == [m.score for m in first.messages]
+    assert len(counting.queries) == 1
+    # Another workspace asking the same is embedded for itself; the oldest question goes first.
+    await cached.retrieve(documents.ws, question)
+    await cached.retrieve(world.ws, RetrievalQuery(query="Who painted a lake?", messages=5))
+    await cached.retrieve(world.ws, question)
+    assert len(counting.queries) == 4
+    # With no cache, every read embeds.
+    await uncached.retrieve(world.ws, question)
+    await uncached.retrieve(world.ws, question)
+    assert len(counting.queries) == 6

@@ -22,8 +22,9 @@ import numpy as np
 
 from mnemo_cli.bench_fill import build_graphs, drop_graphs, fill_representation
 from mnemo_cli.migrations import migrate_all
-from mnemo_context.app import build_service
+from mnemo_context.app import build_engine, build_service
 from mnemo_context.handlers import ContextService
+from mnemo_context.settings import ContextSettings
 from mnemo_projector.passages import PassageProjection
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.embeddings.bench import benchmark_sentences
@@ -155,7 +156,11 @@ async def bench_get_context(
         await index.ensure(embedder.dimension, embedder.model_name)
         sentences = benchmark_sentences(SENTENCES)
         base = await embedder.embed(sentences)
-        service = await build_service(pool, MemoryAdapters(embedder, index))
+        # Every read embeds its question: the few questions here repeat, and a remembered
+        # query vector would leave the embedding out of the figures.
+        memory = MemoryAdapters(embedder, index)
+        engine = build_engine(pool, memory, ContextSettings(query_cache=0))
+        service = await build_service(pool, memory, engine)
         spaces: dict[int, str] = {}
         start = datetime(2025, 1, 1, tzinfo=UTC)
         await drop_graphs(pool)

@@ -53,7 +53,11 @@ SPLIT: dict[str, dict[str, str]] = {
         "MNEMO_PROJECTOR_MEMORY": "false",
         "MNEMO_PROJECTOR_PASSAGES": "false",
     },
-    "read": {"MNEMO_COMPONENTS": "context,dialectic"},
+    # Reads alone: each prepared statement is planned once (see ``mnemo_runtime.pg``).
+    "read": {
+        "MNEMO_COMPONENTS": "context,dialectic",
+        "MNEMO_PG_PLAN_CACHE_MODE": "force_generic_plan",
+    },
     "memory": {
         "MNEMO_COMPONENTS": "projector,deriver,summarizer,dreamer",
         "MNEMO_PROJECTOR_ENTITIES": "false",

@@ -75,6 +75,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     infra = await open_infra(
         nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24,
         partitions=infra_settings.partitions, on_connect=backends.joined,
+        settings=infra_settings.pg_session(),
     )  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

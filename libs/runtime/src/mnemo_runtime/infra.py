@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from nats.aio.client import Client as NATS
@@ -36,9 +36,10 @@ async def open_infra(
     pool_size: int = 10,
     partitions: int | None = None,
     on_connect: Callable[[int], None] | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> Infra:
     """Connect to NATS (declaring the event stream, with ``partitions`` if it is new) and open a
-    Postgres pool (``on_connect``: see ``pg.open_pool``)."""
+    Postgres pool (``on_connect`` and ``settings``: see ``pg.open_pool``)."""
     nc = await connect(nats_url, name)
     js = nc.jetstream(timeout=10)
     try:
@@ -47,6 +48,7 @@ async def open_infra(
         await nc.close()
         raise
     pool = await open_pool(
-        database_url, min_size=2, max_size=pool_size, name=name, on_connect=on_connect
-    )
+        database_url, min_size=2, max_size=pool_size, name=name, on_connect=on_connect,
+        settings=settings,
+    )  # fmt: skip
     return Infra(nc, js, pool, found, database_url)

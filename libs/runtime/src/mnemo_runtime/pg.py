@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import select
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from psycopg import AsyncConnection
+from psycopg import AsyncClientCursor, AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
@@ -15,6 +15,12 @@ from psycopg_pool import AsyncConnectionPool
 # of returning what passed the filter among the graph's first candidates. Postgres accepts the
 # setting before the extension is loaded, and the extension takes it up when it is.
 SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order"}
+# A process may also say how its statements are planned (``plan_cache_mode``, through
+# ``open_pool``'s ``settings``): a process of reads alone plans each of its prepared statements
+# once (``force_generic_plan``) instead of for every call's values, which was a third of a
+# search's Postgres time. The vector searches, whose best plan depends on how many points the
+# scope holds, carry their values in their text and are planned for them whatever the mode
+# (``literal_cursor``).
 
 
 def _named(dsn: str, name: str | None) -> dict[str, str]:
@@ -65,18 +71,21 @@ async def open_pool(
     max_size: int = 8,
     name: str | None = None,
     on_connect: Callable[[int], None] | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> AsyncConnectionPool:
     """Open a pool whose connections return rows as dicts and autocommit outside transactions
     (and checked before use when their server may have closed them: see ``Liveness``).
 
     ``name`` is the connections' ``application_name``: the process ``pg_stat_activity`` shows
     for each backend (a DSN's own ``application_name`` wins). ``on_connect`` is told the
-    backend pid of each connection opened (see ``priority.BackendPriority``)."""
+    backend pid of each connection opened (see ``priority.BackendPriority``). ``settings`` are
+    session settings of each connection beside ``SESSION_SETTINGS``."""
+    session = {**SESSION_SETTINGS, **(settings or {})}
 
     async def configure(conn: AsyncConnection) -> None:
         conn.row_factory = dict_row  # type: ignore[assignment]
         await conn.set_autocommit(True)
-        for name, value in SESSION_SETTINGS.items():
+        for name, value in session.items():
             await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
         if on_connect is not None:
             on_connect(conn.info.backend_pid)
@@ -89,3 +98,11 @@ async def open_pool(
     liveness.pool = pool
     await pool.open(wait=True, timeout=30)
     return pool
+
+
+def literal_cursor(conn: AsyncConnection) -> AsyncClientCursor:
+    """A cursor that sends a statement's values in its text: Postgres plans it for them, even
+    on a connection whose prepared statements take generic plans."""
+    cur = AsyncClientCursor(conn)
+    cur.row_factory = conn.row_factory
+    return cur

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr
@@ -39,6 +40,17 @@ class InfraSettings(BaseSettings):
     pg_backend_niceness: int | None = Field(
         default=None, alias="MNEMO_PG_BACKEND_NICENESS", ge=0, le=19
     )
+    # How Postgres plans this process's prepared statements (``plan_cache_mode``; see
+    # ``pg.literal_cursor``): ``mnemo up`` and the chart set ``force_generic_plan`` for the
+    # processes that only read. Unset: the server's setting.
+    pg_plan_cache_mode: Literal["auto", "force_generic_plan", "force_custom_plan"] | None = Field(
+        default=None, alias="MNEMO_PG_PLAN_CACHE_MODE"
+    )
+
+    def pg_session(self) -> dict[str, str]:
+        """The session settings this process's pool connections take."""
+        mode = self.pg_plan_cache_mode
+        return {"plan_cache_mode": mode} if mode else {}
 
     def nats(self) -> str | None:
         """The NATS URL to connect to, with the service user's credentials when they are given

@@ -12,7 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.adapters.postgres import PostgresReads
 from mnemo_context.adapters.rerank import HttpReranker
-from mnemo_context.engine import RetrievalEngine
+from mnemo_context.engine import EngineConfig, RetrievalEngine
 from mnemo_context.handlers import ContextService
 from mnemo_context.settings import ContextSettings
 from mnemo_runtime import rpc
@@ -51,7 +51,8 @@ def build_engine(
         if settings.rerank_url
         else None
     )  # fmt: skip
-    return RetrievalEngine(PostgresEvidence(pool), memory, reranker=reranker)
+    config = EngineConfig(query_cache=settings.query_cache)
+    return RetrievalEngine(PostgresEvidence(pool), memory, reranker=reranker, config=config)
 
 
 async def build_service(

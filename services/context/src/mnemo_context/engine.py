@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
 from mnemo_context.ports import Confinement, EvidenceReads, ObservationRow, PassageHit, Reranker
 from mnemo_context.ranking import Found, Gathered, rank_messages, rank_observations
 from mnemo_context.understanding import Understanding, named_peers, understand
+from mnemo_runtime.embeddings import Vector
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters, qualified
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
@@ -78,6 +80,11 @@ class EngineConfig:
     depth: int = 50
     weights: Weights = field(default_factory=lambda: DEFAULT_WEIGHTS)
     rerank_depth: int = 30
+    # Query vectors remembered, per workspace and text (0: none). An agent's turn often asks
+    # get_context and the dialectic with the same text, and a query's embedding is about a
+    # quarter of a read's CPU. Kept per workspace, so that how fast a read answers never tells
+    # one workspace what another has asked.
+    query_cache: int = 256
 
 
 class RetrievalEngine:
@@ -96,6 +103,7 @@ class RetrievalEngine:
         self._reranker = reranker
         self._config = config or EngineConfig()
         self._peers: dict[str, tuple[float, dict[str, list[str]]]] = {}
+        self._vectors: OrderedDict[tuple[str, str], Vector] = OrderedDict()
 
     def components(self, without: frozenset[Component] = frozenset()) -> frozenset[Component]:
         """The components a query runs with here."""
@@ -185,7 +193,7 @@ class RetrievalEngine:
         # Embedded after the lexical reads are sent: a short query embeds on the event loop's
         # thread, and Postgres answers them on another core meanwhile.
         if "dense" in on and self._memory is not None and (want_m or want_o):
-            tasks["vector"] = _start(self._memory.embedder.embed_query(q.query))
+            tasks["vector"] = _start(self._query_vector(ws, q.query))
         if "vector" in tasks and self._memory is not None:
             vector = await tasks["vector"]
             if want_m:
@@ -221,6 +229,22 @@ class RetrievalEngine:
         await self._rows(ws, q, scopes, levels, found, facts, confine)
         return found
 
+    async def _query_vector(self, ws: str, text: str) -> Vector:
+        """``text``'s query vector, embedded or remembered for ``ws``."""
+        assert self._memory is not None
+        key = (ws, text)
+        vector = self._vectors.get(key)
+        if vector is not None:
+            self._vectors.move_to_end(key)
+            return vector
+        vector = await self._memory.embedder.embed_query(text)
+        if self._config.query_cache > 0:
+            vector.setflags(write=False)  # shared by the reads that ask the same
+            self._vectors[key] = vector
+            if len(self._vectors) > self._config.query_cache:
+                self._vectors.popitem(last=False)
+        return vector
+
     async def _rows(
         self,
         ws: str,
@@ -233,19 +257,15 @@ class RetrievalEngine:
     ) -> None:
         """Rows of the observations found, and (for facts) those citing the messages found."""
         ids = list(dict.fromkeys(i for ranking in found.observations.values() for i in ranking))
-        rows = self._reads.observation_rows(ws, ids, scopes, levels=levels, confine=confine)
-        mids = list(dict.fromkeys(h.message_id for hs in found.passages.values() for h in hs))
-        if facts and q.observations and mids:
-            citing = self._reads.citing_observations(
-                ws, mids, scopes, levels=levels, confine=confine
-            )
-            got, cited = await asyncio.gather(rows, citing)
-        else:
-            got, cited = await rows, []
+        mids: list[str] = []
+        if facts and q.observations:
+            mids = list(dict.fromkeys(h.message_id for hs in found.passages.values() for h in hs))
+        got, cites = await self._reads.observation_rows(
+            ws, ids, mids, scopes, levels=levels, confine=confine
+        )
         found.rows = {r.id: r for r in got}
-        for mid, row in cited:
-            found.rows.setdefault(row.id, row)
-            found.citing.setdefault(mid, []).append(row.id)
+        for mid, oid in cites:
+            found.citing.setdefault(mid, []).append(oid)
         # Observations the index still holds but the store no longer does (deleted) drop out.
         for name, ranking in found.observations.items():
             found.observations[name] = [i for i in ranking if i in found.rows]

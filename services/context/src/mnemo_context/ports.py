@@ -193,24 +193,15 @@ class EvidenceReads(Protocol):
         self,
         ws: str,
         ids: Sequence[str],
-        scopes: Sequence[Scope],
-        *,
-        levels: Sequence[str] | None,
-        confine: Confinement,
-    ) -> list[ObservationRow]:
-        """The live ones among ``ids`` inside ``scopes`` (any order)."""
-        ...
-
-    async def citing_observations(
-        self,
-        ws: str,
         message_ids: Sequence[str],
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
         confine: Confinement,
-    ) -> list[tuple[str, ObservationRow]]:
-        """(message id, observation) for each live observation of ``scopes`` citing one of them."""
+    ) -> tuple[list[ObservationRow], list[tuple[str, str]]]:
+        """The live observations inside ``scopes`` among ``ids`` and among those citing one of
+        ``message_ids`` (any order); and (message id, observation id) for each citation, each
+        message's oldest first."""
         ...
 
     async def message_rows(

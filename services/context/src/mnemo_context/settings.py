@@ -14,3 +14,6 @@ class ContextSettings(BaseSettings):
     rerank_url: str | None = None
     rerank_api_key: SecretStr | None = None
     rerank_timeout_s: float = Field(default=5.0, gt=0)
+    # Query vectors the engine remembers, per workspace and text (``EngineConfig.query_cache``);
+    # 0: every query is embedded.
+    query_cache: int = Field(default=256, ge=0)

@@ -27,6 +27,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.migrate import schema_lock
+from mnemo_runtime.pg import literal_cursor
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
     IndexNotReadyError,
@@ -181,9 +182,11 @@ class PgVectorIndex:
             f" FROM {self._table} WHERE {where} ORDER BY embedding <#> %s::vector LIMIT %s"
         )
         async with self._pool.connection() as conn:
-            # Planned for these parameters: a small representation takes the B-tree and an
-            # exact sort, a large one the graph (a generic plan would pick one for all).
-            cur = await conn.execute(sql, [query, *params, query, limit], prepare=False)
+            # Planned for these values, whatever the connection's plan cache mode: a small
+            # representation takes the B-tree and an exact sort, a large one the graph (a
+            # generic plan would pick one for all).
+            cur = literal_cursor(conn)
+            await cur.execute(sql, [query, *params, query, limit])
             rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
         hits = [VectorHit(str(r["id"]), float(r["score"]), _payload(scope, r)) for r in rows]
         # Iterative scans return rows in nearly, not strictly, increasing distance.

@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import TypeAdapter
 
 from mnemo_context.ports import Confinement, ObservationRow, PassageHit
+from mnemo_runtime.pg import literal_cursor
 from mnemo_runtime.vectors.pgvector import vector_literal
 from mnemo_runtime.vectors.ports import Scope, VectorLike
 from mnemo_schema.context_queries import ContextMessage
@@ -148,12 +149,16 @@ class PostgresEvidence:
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self._pool = pool
 
-    async def _all(
-        self, sql: str, params: dict[str, Any], prepare: bool | None = None
-    ) -> list[Row]:
+    async def _all(self, sql: str, params: dict[str, Any], literal: bool = False) -> list[Row]:
+        """Rows of ``sql``: prepared, or (``literal``) with its values in its text, planned for
+        them (``pg.literal_cursor``)."""
         try:
             async with self._pool.connection() as conn:
-                cur = await conn.execute(sql, params, prepare=prepare)
+                if literal:
+                    cur = literal_cursor(conn)
+                    await cur.execute(sql, params)
+                else:
+                    cur = await conn.execute(sql, params)
                 return await cur.fetchall()  # type: ignore[return-value]
         except psycopg.errors.UndefinedTable:
             return []  # the projection that writes it has not started yet
@@ -207,14 +212,14 @@ class PostgresEvidence:
         if observer is not None:
             where += " AND %(observer)s = ANY(p.observers)"
             params["observer"] = observer
-        # Planned for these parameters (no generic plan): a small workspace is read by its
+        # Planned for these values (never a generic plan): a small workspace is read by its
         # B-tree and sorted exactly, a large one through the graph with an iterative scan.
         rows = await self._all(
             f"SELECT {_PASSAGE_COLS}, -(p.embedding <#> %(v)s::halfvec) AS score"
             " FROM message_passages p WHERE p.workspace = %(ws)s AND p.embedding_model = %(model)s"
             f"{where} ORDER BY p.embedding <#> %(v)s::halfvec LIMIT %(limit)s",
             {"ws": ws, "v": vector_literal(vector), "model": model, "limit": limit, **params},
-            prepare=False,
+            literal=True,
         )
         hits = [_passage(r, float(r["score"])) for r in rows]
         hits.sort(key=lambda h: -h.score)  # an iterative scan is nearly, not strictly, ordered
@@ -247,49 +252,36 @@ class PostgresEvidence:
         self,
         ws: str,
         ids: Sequence[str],
-        scopes: Sequence[Scope],
-        *,
-        levels: Sequence[str] | None,
-        confine: Confinement,
-    ) -> list[ObservationRow]:
-        if not ids or not scopes:
-            return []
-        where, params = _observations_where(confine, levels)
-        rows = await self._all(
-            f"SELECT {_OBS_COLS} FROM observations o WHERE o.workspace = %(ws)s"
-            " AND o.id = ANY(%(ids)s) AND o.deleted_at IS NULL AND (o.observer, o.observed) IN"
-            f" (SELECT * FROM unnest(%(observers)s::text[], %(observeds)s::text[])){where}",
-            {"ws": ws, "ids": list(ids), **_pairs(scopes), **params},
-        )
-        return [_observation(r) for r in rows]
-
-    async def citing_observations(
-        self,
-        ws: str,
         message_ids: Sequence[str],
         scopes: Sequence[Scope],
         *,
         levels: Sequence[str] | None,
         confine: Confinement,
-    ) -> list[tuple[str, ObservationRow]]:
-        if not message_ids or not scopes:
-            return []
+    ) -> tuple[list[ObservationRow], list[tuple[str, str]]]:
+        if not (ids or message_ids) or not scopes:
+            return [], []
         where, params = _observations_where(confine, levels)
-        # From the few source rows of the messages found, each observation by its key: as a
-        # plain join, a planner without statistics yet (a new, fast-growing table, before
-        # autovacuum's next look) scanned the workspace's observations and probed the sources
-        # for each, 0.5 s instead of 1 ms; the LIMIT keeps the lookup from being flattened.
+        # One read: each observation once, by its key, whether a list found it or it cites a
+        # message found. From the few source rows of the messages found, not a plain join: a
+        # planner without statistics yet (a new, fast-growing table, before autovacuum's next
+        # look) scanned the workspace's observations and probed the sources for each, 0.5 s
+        # instead of 1 ms; the LIMIT keeps the lookup from being flattened.
         rows = await self._all(
-            f"SELECT s.source_id AS cited, {_OBS_COLS} FROM observation_sources s"
-            " CROSS JOIN LATERAL (SELECT * FROM observations o1 WHERE o1.workspace = s.workspace"
-            " AND o1.id = s.observation_id LIMIT 1) o"
+            "WITH wanted AS (SELECT id, array_agg(cited) FILTER (WHERE cited IS NOT NULL) AS mids"
+            " FROM (SELECT s.observation_id AS id, s.source_id AS cited FROM observation_sources s"
             " WHERE s.workspace = %(ws)s AND s.source_kind = 'message'"
-            " AND s.source_id = ANY(%(mids)s) AND o.deleted_at IS NULL"
-            " AND (o.observer, o.observed) IN"
-            f" (SELECT * FROM unnest(%(observers)s::text[], %(observeds)s::text[])){where}",
-            {"ws": ws, "mids": list(message_ids), **_pairs(scopes), **params},
+            " AND s.source_id = ANY(%(mids)s::text[])"
+            " UNION ALL SELECT unnest(%(ids)s::text[]), NULL) AS x GROUP BY id)"
+            f" SELECT {_OBS_COLS}, w.mids AS cited FROM wanted w CROSS JOIN LATERAL"
+            " (SELECT * FROM observations o1 WHERE o1.workspace = %(ws)s AND o1.id = w.id"
+            " LIMIT 1) o"
+            " WHERE o.deleted_at IS NULL AND (o.observer, o.observed) IN"
+            f" (SELECT * FROM unnest(%(observers)s::text[], %(observeds)s::text[])){where}"
+            " ORDER BY o.created_at, o.id",
+            {"ws": ws, "ids": list(ids), "mids": list(message_ids), **_pairs(scopes), **params},
         )
-        return [(r["cited"], _observation(r)) for r in rows]
+        cites = [(mid, r["id"]) for r in rows for mid in r["cited"] or ()]
+        return [_observation(r) for r in rows], cites
 
     async def message_rows(
         self,
