@@ -155,10 +155,10 @@ class PostgresEvidence:
         try:
             async with self._pool.connection() as conn:
                 if literal:
-                    cur = literal_cursor(conn)
-                    await cur.execute(sql, params)
-                else:
-                    cur = await conn.execute(sql, params)
+                    planned = literal_cursor(conn)
+                    await planned.execute(sql, params)
+                    return await planned.fetchall()  # type: ignore[return-value]
+                cur = await conn.execute(sql, params)
                 return await cur.fetchall()  # type: ignore[return-value]
         except psycopg.errors.UndefinedTable:
             return []  # the projection that writes it has not started yet
