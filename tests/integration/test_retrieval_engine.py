@@ -397,12 +397,11 @@ async def test_a_question_asked_again_in_a_workspace_is_not_embedded_again(
     counting = _Counting(world.memory.embedder)
     memory = MemoryAdapters(counting, world.memory.index)  # type: ignore[arg-type]
 
-    def engine(cache: int) -> RetrievalEngine:
-        return RetrievalEngine(
-            PostgresEvidence(world.pool), memory, config=EngineConfig(query_cache=cache)
-        )
+    def engine(cache: int, seconds: float = 60.0) -> RetrievalEngine:
+        config = EngineConfig(query_cache=cache, query_cache_s=seconds)
+        return RetrievalEngine(PostgresEvidence(world.pool), memory, config=config)
 
-    cached, uncached = engine(2), engine(0)
+    cached, uncached, expired = engine(2), engine(0), engine(2, seconds=0.0)
     question = RetrievalQuery(query="Which musical instrument does she practise?", messages=5)
     first = await cached.retrieve(world.ws, question)
     again = await cached.retrieve(world.ws, question)
@@ -414,7 +413,10 @@ async def test_a_question_asked_again_in_a_workspace_is_not_embedded_again(
     await cached.retrieve(world.ws, RetrievalQuery(query="Who painted a lake?", messages=5))
     await cached.retrieve(world.ws, question)
     assert len(counting.queries) == 4
-    # With no cache, every read embeds.
+    # With no cache, or once a vector has been kept its time, every read embeds.
     await uncached.retrieve(world.ws, question)
     await uncached.retrieve(world.ws, question)
     assert len(counting.queries) == 6
+    await expired.retrieve(world.ws, question)
+    await expired.retrieve(world.ws, question)
+    assert len(counting.queries) == 8

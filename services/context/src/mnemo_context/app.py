@@ -51,7 +51,7 @@ def build_engine(
         if settings.rerank_url
         else None
     )  # fmt: skip
-    config = EngineConfig(query_cache=settings.query_cache)
+    config = EngineConfig(query_cache=settings.query_cache, query_cache_s=settings.query_cache_s)
     return RetrievalEngine(PostgresEvidence(pool), memory, reranker=reranker, config=config)
 
 

@@ -18,6 +18,7 @@ slice to pack into a budget (``diverse``) come spread over the messages they res
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
@@ -80,11 +81,13 @@ class EngineConfig:
     depth: int = 50
     weights: Weights = field(default_factory=lambda: DEFAULT_WEIGHTS)
     rerank_depth: int = 30
-    # Query vectors remembered, per workspace and text (0: none). An agent's turn often asks
-    # get_context and the dialectic with the same text, and a query's embedding is about a
-    # quarter of a read's CPU. Kept per workspace, so that how fast a read answers never tells
-    # one workspace what another has asked.
+    # Query vectors remembered, per workspace and text (0: none), for ``query_cache_s`` seconds.
+    # An agent's turn often asks get_context and the dialectic with the same text, and a
+    # query's embedding is about a quarter of a read's CPU. Kept per workspace, so that how fast
+    # a read answers never tells one workspace what another has asked; keyed by a digest of the
+    # text and kept briefly, so that no query's text outlives its reads in the process.
     query_cache: int = 256
+    query_cache_s: float = 60.0
 
 
 class RetrievalEngine:
@@ -103,7 +106,7 @@ class RetrievalEngine:
         self._reranker = reranker
         self._config = config or EngineConfig()
         self._peers: dict[str, tuple[float, dict[str, list[str]]]] = {}
-        self._vectors: OrderedDict[tuple[str, str], Vector] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, bytes], tuple[float, Vector]] = OrderedDict()
 
     def components(self, without: frozenset[Component] = frozenset()) -> frozenset[Component]:
         """The components a query runs with here."""
@@ -232,16 +235,18 @@ class RetrievalEngine:
     async def _query_vector(self, ws: str, text: str) -> Vector:
         """``text``'s query vector, embedded or remembered for ``ws``."""
         assert self._memory is not None
-        key = (ws, text)
-        vector = self._vectors.get(key)
-        if vector is not None:
+        key = (ws, hashlib.blake2b(text.encode(), digest_size=16).digest())
+        now = time.monotonic()
+        kept = self._vectors.get(key)
+        if kept is not None and now - kept[0] < self._config.query_cache_s:
             self._vectors.move_to_end(key)
-            return vector
+            return kept[1]
         vector = await self._memory.embedder.embed_query(text)
         if self._config.query_cache > 0:
             vector.setflags(write=False)  # shared by the reads that ask the same
-            self._vectors[key] = vector
-            if len(self._vectors) > self._config.query_cache:
+            self._vectors[key] = (time.monotonic(), vector)
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self._config.query_cache:
                 self._vectors.popitem(last=False)
         return vector
 

@@ -14,6 +14,7 @@ class ContextSettings(BaseSettings):
     rerank_url: str | None = None
     rerank_api_key: SecretStr | None = None
     rerank_timeout_s: float = Field(default=5.0, gt=0)
-    # Query vectors the engine remembers, per workspace and text (``EngineConfig.query_cache``);
-    # 0: every query is embedded.
+    # Query vectors the engine remembers, per workspace and text, and for how long
+    # (``EngineConfig.query_cache``); 0: every query is embedded.
     query_cache: int = Field(default=256, ge=0)
+    query_cache_s: float = Field(default=60.0, ge=0)
