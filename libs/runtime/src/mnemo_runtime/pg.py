@@ -102,7 +102,6 @@ async def open_pool(
 
 def literal_cursor(conn: AsyncConnection) -> AsyncClientCursor:
     """A cursor that sends a statement's values in its text: Postgres plans it for them, even
-    on a connection whose prepared statements take generic plans."""
-    cur = AsyncClientCursor(conn)
-    cur.row_factory = conn.row_factory
-    return cur
+    on a connection whose prepared statements take generic plans. Rows come as the
+    connection's row factory makes them."""
+    return AsyncClientCursor(conn)

@@ -235,19 +235,19 @@ class RetrievalEngine:
     async def _query_vector(self, ws: str, text: str) -> Vector:
         """``text``'s query vector, embedded or remembered for ``ws``."""
         assert self._memory is not None
+        if self._config.query_cache == 0:
+            return await self._memory.embedder.embed_query(text)
         key = (ws, hashlib.blake2b(text.encode(), digest_size=16).digest())
-        now = time.monotonic()
         kept = self._vectors.get(key)
-        if kept is not None and now - kept[0] < self._config.query_cache_s:
+        if kept is not None and time.monotonic() - kept[0] < self._config.query_cache_s:
             self._vectors.move_to_end(key)
             return kept[1]
         vector = await self._memory.embedder.embed_query(text)
-        if self._config.query_cache > 0:
-            vector.setflags(write=False)  # shared by the reads that ask the same
-            self._vectors[key] = (time.monotonic(), vector)
-            self._vectors.move_to_end(key)
-            while len(self._vectors) > self._config.query_cache:
-                self._vectors.popitem(last=False)
+        vector.setflags(write=False)  # shared by the reads that ask the same
+        self._vectors[key] = (time.monotonic(), vector)
+        self._vectors.move_to_end(key)
+        while len(self._vectors) > self._config.query_cache:
+            self._vectors.popitem(last=False)
         return vector
 
     async def _rows(
