@@ -100,3 +100,33 @@ async def test_the_metered_embedder_counts_texts_and_is_otherwise_the_inner_one(
     assert (embedder.model_name, embedder.dimension) == (inner.model_name, inner.dimension)
     assert _sample("mnemo_embedding_texts_total", kind="store") == before + 3
     assert _sample("mnemo_embedding_texts_total", kind="query") == before_q + 1
+
+
+async def test_the_loop_lag_histogram_records_a_loop_held_by_blocking_work() -> None:
+    import time
+
+    from mnemo_runtime.ops import watch_loop_lag
+
+    def late() -> float:
+        """Samples later than 0.25 s so far."""
+        total = _sample("mnemo_event_loop_lag_seconds_count")
+        return total - _sample("mnemo_event_loop_lag_seconds_bucket", le="0.25")
+
+    before = late()
+    watcher = asyncio.create_task(watch_loop_lag(every_s=0.01))
+    try:
+        await asyncio.sleep(0.05)  # the watcher is sleeping on its timer now
+        time.sleep(0.3)  # a step that holds the loop, as CPU-bound work on it would
+        deadline = asyncio.get_running_loop().time() + 5.0
+        while late() == before and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        assert late() == before + 1, "one sample waited out the blocked step"
+    finally:
+        watcher.cancel()
+    r = await _serve({})
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{r.port}") as client:
+            text = (await client.get("/metrics")).text
+        assert "# TYPE mnemo_event_loop_lag_seconds histogram" in text
+    finally:
+        await r.close()

@@ -108,6 +108,14 @@ EMBED_SECONDS = Histogram(
     buckets=_EMBED_BUCKETS,
 )
 
+# How late the event loop runs a callback it was asked to run on time: the wait every step of
+# every coroutine of the process has, on top of its own work, when the loop is busy.
+LOOP_LAG_SECONDS = Histogram(
+    "mnemo_event_loop_lag_seconds",
+    "How late the event loop ran a timer due now (sampled every 0.1 s).",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+
 
 def observe_model_call(
     stage: str,

@@ -118,6 +118,18 @@ def infra_checks(nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool) -> d
     return {"nats": nats, "postgres": postgres}
 
 
+LAG_SAMPLE_S = 0.1
+
+
+async def watch_loop_lag(every_s: float = LAG_SAMPLE_S) -> None:
+    """Record, until cancelled, how late the loop wakes a sleep that is due (``metrics``)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        due = loop.time() + every_s
+        await asyncio.sleep(every_s)
+        metrics.LOOP_LAG_SECONDS.observe(max(0.0, loop.time() - due))
+
+
 class OpsServer:
     """Serves /metrics, /health and /ready until closed."""
 
@@ -131,6 +143,7 @@ class OpsServer:
         self._checks = checks
         self._refresh = refresh
         self._server: asyncio.Server | None = None
+        self._lag: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -143,10 +156,15 @@ class OpsServer:
         self._server = await asyncio.start_server(
             self._handle, self._settings.host, self._settings.port
         )
+        self._lag = asyncio.create_task(watch_loop_lag(), name="ops.loop_lag")
         log.info("ops.listening", host=self._settings.host, port=self.port)
 
     async def close(self) -> None:
         """Stop listening."""
+        if self._lag is not None:
+            self._lag.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lag
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
