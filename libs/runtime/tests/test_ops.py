@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 from prometheus_client import REGISTRY
@@ -11,7 +12,7 @@ from mnemo_runtime.embeddings import FakeEmbedder
 from mnemo_runtime.embeddings.metered import MeteredEmbedder
 from mnemo_runtime.models.ports import Stage, Usage
 from mnemo_runtime.models.usage import UsageLedger
-from mnemo_runtime.ops import OpsServer, OpsSettings
+from mnemo_runtime.ops import OpsServer, OpsSettings, watch_loop_lag
 
 
 def _sample(name: str, **labels: str) -> float:
@@ -103,10 +104,6 @@ async def test_the_metered_embedder_counts_texts_and_is_otherwise_the_inner_one(
 
 
 async def test_the_loop_lag_histogram_records_a_loop_held_by_blocking_work() -> None:
-    import time
-
-    from mnemo_runtime.ops import watch_loop_lag
-
     def late() -> float:
         """Samples later than 0.25 s so far."""
         total = _sample("mnemo_event_loop_lag_seconds_count")
@@ -123,10 +120,10 @@ async def test_the_loop_lag_histogram_records_a_loop_held_by_blocking_work() -> 
         assert late() == before + 1, "one sample waited out the blocked step"
     finally:
         watcher.cancel()
-    r = await _serve({})
+    server = await _serve({})
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{r.port}") as client:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as client:
             text = (await client.get("/metrics")).text
         assert "# TYPE mnemo_event_loop_lag_seconds histogram" in text
     finally:
-        await r.close()
+        await server.close()

@@ -122,7 +122,7 @@ LAG_SAMPLE_S = 0.1
 
 
 async def watch_loop_lag(every_s: float = LAG_SAMPLE_S) -> None:
-    """Record, until cancelled, how late the loop wakes a sleep that is due (``metrics``)."""
+    """Until cancelled, record in ``metrics.LOOP_LAG_SECONDS`` how late the loop wakes a due sleep."""
     loop = asyncio.get_running_loop()
     while True:
         due = loop.time() + every_s
