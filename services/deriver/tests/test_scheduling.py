@@ -38,6 +38,17 @@ def test_workspaces_then_their_representations_take_turns():
     assert taken.count(A1) == 3 and taken.count(A2) == 3
 
 
+def test_a_workspace_refused_by_take_keeps_its_turn():
+    q = FairQueue()
+    q.put(batch(A1, 1))
+    q.put(batch(A2, 2))
+    q.put(batch(B1, 3))
+    served = q.take(lambda ws: ws != "a")
+    assert served is not None and served.key == B1
+    assert q.take(lambda ws: ws != "a") is None  # only a's wait
+    assert [q.take().key, q.take().key] == [A1, A2]  # type: ignore[union-attr]
+
+
 def test_a_representation_runs_one_batch_at_a_time_in_order():
     q = FairQueue()
     q.put(batch(A1, 1))

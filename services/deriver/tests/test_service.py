@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
+from prometheus_client import REGISTRY
 
 from mnemo_deriver.batching import RepKey
 from mnemo_deriver.local import local_deriver
@@ -16,6 +17,7 @@ from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.deriver_contract import parse_batch
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
+from mnemo_runtime.precedence import precedence
 from mnemo_schema.events import Envelope, MessagePosted, Representation
 from mnemo_schema.observations import ObservationWritten
 
@@ -96,8 +98,9 @@ def posted(
     )  # fmt: skip
 
 
-def service(model, turns: Turns | None = None, **kw):
-    parts = {"log": Log(), "dead": Dead(), "progress": Lines(), "turns": turns or Turns()}
+def service(model, turns: Turns | None = None, progress: Lines | None = None, **kw):
+    parts = {"log": Log(), "dead": Dead(), "progress": progress or Lines(),
+             "turns": turns or Turns()}  # fmt: skip
     kw.setdefault("retry_delay_s", 0.01)
     svc = DeriverService(
         DeriverSettings(structured_attempts=2, **kw), model, parts["log"], parts["dead"],
@@ -348,6 +351,73 @@ async def test_workspaces_take_turns_for_the_slots():
     # The second slot turn goes to the other workspace, not to the rest of the backlog.
     assert ['"b"' in line for line in order].index(True) == 1
     assert sorted(s.acked) == list(range(1, 10))
+
+
+class HeldLines(Lines):
+    """Progress whose ``taken`` waits, for the workspace ``held``, until the gate opens: that
+    workspace's batches stay running."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__()
+        self.held = held
+        self.gate = asyncio.Event()
+
+    async def taken(self, key: RepKey, seq: int, sessions: Sequence[str] = ()) -> None:
+        if key.workspace == self.held:
+            await self.gate.wait()
+        await super().taken(key, seq, sessions)
+
+
+@pytest.mark.parametrize("kept", [1, 0])
+async def test_a_workspace_with_nothing_running_takes_the_kept_slot_past_a_backlog(kept: int):
+    progress = HeldLines("big")
+    svc, _ = service(
+        ScriptedModel(otherwise=_nothing_found), progress=progress, token_target=1,
+        max_concurrent_batches=2, reserved_slots=kept,
+    )  # fmt: skip
+    s = Settled()
+    reps = [("a", "a"), ("b", "b"), ("a", "b")]  # three lines: more than the shared slots
+    backlog = [s.delivery(i, posted(i, "a", f"A {i}", reps, ws="big")) for i in range(1, 7)]
+    await svc.deliver(0, backlog)
+    newcomer = s.delivery(9, posted(9, "c", "C 9", [("c", "c")], ws="small"))
+    await svc.deliver(0, [newcomer])
+
+    async def newcomer_acked() -> None:
+        while 9 not in s.acked:
+            await asyncio.sleep(0.005)
+
+    if kept:
+        await asyncio.wait_for(newcomer_acked(), timeout=5.0)
+        assert s.acked == [9]  # the backlog's batches all still run or wait
+        # The kept slot is not the backlog's: it never runs more than the shared slots.
+        assert len(svc._work) == 2 and {k.workspace for k in svc._running} == {"big"}
+    else:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(newcomer_acked(), timeout=0.3)
+        assert s.acked == []
+    progress.gate.set()
+    await svc.flush()
+    assert sorted(s.acked) == [1, 2, 3, 4, 5, 6, 9]
+
+
+async def test_a_backlog_waits_while_a_conversation_with_nothing_else_queued_is_derived():
+    progress = HeldLines("small")
+    svc, _ = service(ScriptedModel(otherwise=_nothing_found), progress=progress, token_target=1)
+    s = Settled()
+    await svc.deliver(0, [s.delivery(1, posted(1, "c", "C 1", [("c", "c")], ws="small"))])
+    await asyncio.sleep(0)  # its batch starts
+    assert precedence().busy  # the conversation's batch runs as foreground work
+    backlog = [s.delivery(i, posted(i, "a", f"A {i}", [("a", "a")], ws="big")) for i in range(2, 8)]
+    await svc.deliver(0, backlog)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    # The backlog's first batch has a slot, but waits before its first step.
+    assert len(svc._work) == 2 and progress.taken_at == {}
+    progress.gate.set()
+    await svc.flush()
+    assert sorted(s.acked) == list(range(1, 8)) and not precedence().busy
+    waited = REGISTRY.get_sample_value("mnemo_background_wait_seconds_total", {"stage": "deriver"})
+    assert waited is not None and waited > 0
 
 
 async def test_a_representations_batches_are_published_in_order_whatever_the_slots():

@@ -110,6 +110,11 @@ EMBED_SECONDS = Histogram(
 
 # How late the event loop runs a callback it was asked to run on time: the wait every step of
 # every coroutine of the process has, on top of its own work, when the loop is busy.
+BACKGROUND_WAIT_SECONDS = Counter(
+    "mnemo_background_wait_seconds_total",
+    "Seconds a stage's background work (a backlog) waited for foreground work to finish.",
+    ("stage",),
+)
 LOOP_LAG_SECONDS = Histogram(
     "mnemo_event_loop_lag_seconds",
     "How late the event loop ran a timer due now (sampled every 0.1 s).",

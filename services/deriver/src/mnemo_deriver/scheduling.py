@@ -4,7 +4,8 @@ Every representation has its own line of closed batches, worked one batch at a t
 order, so its observations are published in the order of its messages whichever replica or
 however many slots derive them. When a slot frees, workspaces take turns, and within a
 workspace its representations take turns: a workspace with a long backlog gets one slot in
-its turn, never all of them while another waits.
+its turn, never all of them while another waits. ``take`` can be told which workspaces it
+may serve: the deriver keeps a slot for those with nothing running.
 """
 
 from __future__ import annotations
@@ -33,23 +34,35 @@ class FairQueue:
             line.append(batch)
         self._mark_ready(batch.key)
 
-    def take(self) -> Batch | None:
-        """The next batch to run, its representation then counted as busy; None if none waits."""
-        while self._ready:
-            workspace, reps = next(iter(self._ready.items()))
+    def take(self, allow: Callable[[str], bool] | None = None) -> Batch | None:
+        """The next batch to run, its representation then counted as busy; None if none waits.
+        With ``allow``, only a workspace it accepts is served; the others keep their turn."""
+        for workspace in list(self._ready):
+            if allow is None or allow(workspace):
+                batch = self._take_from(workspace)
+                if batch is not None:
+                    return batch
+        return None
+
+    def _take_from(self, workspace: str) -> Batch | None:
+        """The batch of ``workspace``'s representation whose turn it is; the workspace then goes
+        to the end of the turns (or leaves them, with nothing else ready)."""
+        reps = self._ready[workspace]
+        while reps:
             key = reps.popleft()
+            line = self._lines.get(key)
+            if not line or key in self._busy:
+                continue
             if reps:
                 self._ready.move_to_end(workspace)
             else:
                 del self._ready[workspace]
-            line = self._lines.get(key)
-            if not line or key in self._busy:
-                continue
             self._busy.add(key)
             batch = line.popleft()
             if not line:
                 del self._lines[key]
             return batch
+        del self._ready[workspace]
         return None
 
     def done(self, key: RepKey) -> None:
@@ -73,6 +86,10 @@ class FairQueue:
 
     def busy(self, key: RepKey) -> bool:
         return key in self._busy
+
+    def waiting(self, workspace: str) -> bool:
+        """Whether any line of ``workspace`` has a batch waiting."""
+        return any(k.workspace == workspace for k in self._lines)
 
     def __len__(self) -> int:
         """Batches waiting (not those running)."""

@@ -2,9 +2,13 @@
 
 Each representation's batches form one line, derived one batch at a time and in order
 (``scheduling``); the lines of all workspaces share ``max_concurrent_batches`` slots, taken in
-turns. A delivered message is acknowledged only once every representation it feeds has its
-batch done (derived and published, or parked as a dead letter) and that line's progress is
+turns, and ``reserved_slots`` more are kept for a workspace that has nothing running. A
+delivered message is acknowledged only once every representation it feeds has its batch done (derived and published, or parked as a dead letter) and that line's progress is
 recorded, so the queue status never counts work that a crash would leave unfinished.
+
+A batch of a workspace with nothing else queued or running is derived as foreground work (a
+person is waiting for it, see ``mnemo_runtime.precedence``); the batches of a backlog start
+as background steps, after it.
 
 A model outage, or the database or the bus being away, puts the batch back at the head of its
 line to be tried again after ``retry_delay_s``, without limit. Any other failure is the work's
@@ -31,6 +35,7 @@ from mnemo_deriver.turns import PrecedingTurns
 from mnemo_runtime.deadletters import Letter, Reparked, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected, ModelUnavailable
+from mnemo_runtime.precedence import precedence
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
@@ -158,12 +163,22 @@ class DeriverService:
         return not self._work and not len(self.queue) and not self._waiting
 
     def _pump(self) -> None:
-        """Start batches while slots are free, taking the lines in turn."""
-        while len(self._work) < self._s.max_concurrent_batches:
-            batch = self.queue.take()
+        """Start batches while slots are free, taking the lines in turn. Past
+        ``max_concurrent_batches``, the ``reserved_slots`` go only to a workspace with nothing
+        running: a backlog that holds every slot makes a newcomer wait for none of its batches."""
+        shared, kept = self._s.max_concurrent_batches, self._s.reserved_slots
+        while len(self._work) < shared + kept:
+            running = {k.workspace for k in self._running}
+            if len(self._work) < shared:
+                batch = self.queue.take()
+            else:
+                batch = self.queue.take(lambda ws, busy=running: ws not in busy)  # type: ignore[misc]
             if batch is None:
                 break
-            task = asyncio.create_task(self._run(batch))
+            # A conversation with nothing else queued or running is one someone waits for.
+            ws = batch.key.workspace
+            foreground = ws not in running and not self.queue.waiting(ws)
+            task = asyncio.create_task(self._run(batch, foreground))
             self._work.add(task)
             self._running[batch.key] += 1
             task.add_done_callback(self._finished)
@@ -175,10 +190,16 @@ class DeriverService:
         self._pump()  # its slot is free now
         self._idle.set()  # whoever waits for the work to settle looks again
 
-    async def _run(self, batch: Batch) -> None:
+    async def _run(self, batch: Batch, foreground: bool = False) -> None:
         key = batch.key
         try:
-            result = await self._attempt(batch)
+            order = precedence()
+            if foreground:
+                with order.foreground():
+                    result = await self._attempt(batch)
+            else:
+                await order.background_step("deriver")
+                result = await self._attempt(batch)
         except Exception:
             log.exception("deriver.batch_failed", observer=key.observer)
             result = _Result("retry", [batch], self._s.retry_delay_s)

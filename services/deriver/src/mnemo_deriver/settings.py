@@ -31,3 +31,7 @@ class DeriverSettings(BaseSettings):
     ack_wait_s: float = 600.0
     # Batches processed at once; more would only queue on the model and the database pool.
     max_concurrent_batches: int = Field(default=4, ge=1)
+    # Slots beyond those, kept for a workspace with nothing running: while a backlog holds
+    # every shared slot, a new conversation's batch starts at once instead of waiting for one
+    # of the backlog's to finish.
+    reserved_slots: int = Field(default=1, ge=0)

@@ -60,6 +60,10 @@ class Lines:
             del self._lines[workspace]
         return workspace, batch
 
+    def waiting(self, workspace: str) -> bool:
+        """Whether events of ``workspace`` wait in its line."""
+        return workspace in self._lines
+
     def floor_after(self, unapplied: Iterable[Delivered] = ()) -> int:
         """The floor once what was taken is applied, but for ``unapplied``: the position before
         the oldest event still waiting, or the newest received when none waits."""

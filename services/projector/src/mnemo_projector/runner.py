@@ -33,9 +33,11 @@ from mnemo_projector.positions import (
 from mnemo_projector.quarantine import Delivered, RetryPolicy, settle
 from mnemo_projector.redrive import Redrives
 from mnemo_projector.spans import SpanGroup
+from mnemo_projector.urgency import RecentWork
 from mnemo_runtime import direct
 from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.precedence import precedence
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
@@ -62,6 +64,7 @@ class Projector:
         # ``_limit``); None, or a projection in log order: always ``batch_size`` at most.
         self._turn_s = turn_s if projection.fair else None
         self._pace: float | None = None  # seconds per event, of the last batches
+        self._recent = RecentWork() if projection.fair else None
         self.partition = partition
         self._filters = projection.filters(partition)
         self._nc = nc
@@ -171,7 +174,7 @@ class Projector:
                     lines.put(Delivered.of(inbox.get_nowait()))
                 workspace, items = lines.take(self._limit())
                 began = time.monotonic()
-                if not await self._apply(lines, workspace, items):
+                if not await self._apply_in_turn(lines, workspace, items, began):
                     return
                 self._paced(time.monotonic() - began, len(items))
                 await self._redrives.run(at_most_every_s=5.0)
@@ -180,6 +183,20 @@ class Projector:
                 await sub.unsubscribe()
             except Exception:
                 log.debug("projector.unsubscribe_failed")
+
+    async def _apply_in_turn(
+        self, lines: Lines, workspace: str, items: list[Delivered], now: float
+    ) -> bool:
+        """``_apply``; for a projection taking workspaces in turns, a conversation's batch as
+        foreground work and a backlog's after the foreground work of the process."""
+        if self._recent is None or not items:
+            return await self._apply(lines, workspace, items)
+        order = precedence()
+        if self._recent.foreground(workspace, len(items), lines.waiting(workspace), now):
+            with order.foreground():
+                return await self._apply(lines, workspace, items)
+        await order.background_step(f"projector-{self.projection.name}")
+        return await self._apply(lines, workspace, items)
 
     def _limit(self) -> int | None:
         """How many events the next batch may hold: as many as the pace of the last batches

@@ -24,6 +24,7 @@ from dataclasses import replace
 from mnemo_runtime.deadletters import Letter, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected
+from mnemo_runtime.precedence import precedence
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
@@ -150,6 +151,8 @@ class SummarizerService:
         written: dict[SummaryType, str | None] = {}
         summary_seq = 0
         for job in state.due(turn):
+            # Nobody waits on a summary: it gives way to the process's foreground work.
+            await precedence().background_step("summarizer")
             try:
                 content, seq = await self._write(job, e, state.cadence.instructions)
                 written[job.kind] = content

@@ -1,0 +1,64 @@
+"""Foreground work first: background steps wait for it, a bounded time at most."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prometheus_client import REGISTRY
+
+from mnemo_runtime.precedence import Precedence, precedence
+
+
+async def _spin(times: int = 5) -> None:
+    """Let every task that can run, run (they wait on events, not on time)."""
+    for _ in range(times):
+        await asyncio.sleep(0)
+
+
+async def test_a_background_step_waits_until_the_foreground_work_is_done():
+    order = Precedence(max_wait_s=30.0)
+    with order.foreground():
+        assert order.busy
+        step = asyncio.create_task(order.background_step("test-wait"))
+        await _spin()
+        assert not step.done()
+    waited = await asyncio.wait_for(step, timeout=5.0)
+    assert waited > 0.0 and not order.busy
+
+
+async def test_nested_foreground_work_holds_the_background_until_the_last_is_done():
+    order = Precedence(max_wait_s=30.0)
+    outer = order.foreground()
+    outer.__enter__()
+    with order.foreground():
+        step = asyncio.create_task(order.background_step("test-nested"))
+    await _spin()
+    assert not step.done()  # the outer foreground work still runs
+    outer.__exit__(None, None, None)
+    await asyncio.wait_for(step, timeout=5.0)
+
+
+async def test_a_background_step_waits_at_most_max_wait_s_and_the_wait_is_counted():
+    order = Precedence(max_wait_s=0.05)
+    before = REGISTRY.get_sample_value(
+        "mnemo_background_wait_seconds_total", {"stage": "test-capped"}
+    )
+    with order.foreground():
+        waited = await asyncio.wait_for(order.background_step("test-capped"), timeout=5.0)
+    assert 0.05 <= waited < 5.0
+    after = REGISTRY.get_sample_value(
+        "mnemo_background_wait_seconds_total", {"stage": "test-capped"}
+    )
+    assert after is not None and after - (before or 0.0) == pytest.approx(waited)
+
+
+async def test_without_foreground_work_a_background_step_goes_at_once():
+    order = Precedence()
+    assert await order.background_step("test-free") == 0.0
+
+
+async def test_the_stages_of_one_loop_share_its_precedence():
+    assert precedence() is precedence()
+    with pytest.raises(ValueError, match="max_wait_s"):
+        Precedence(max_wait_s=0)

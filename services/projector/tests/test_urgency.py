@@ -1,0 +1,31 @@
+"""A conversation's batches are foreground, a backlog's background."""
+
+from __future__ import annotations
+
+from mnemo_projector.urgency import RecentWork
+
+
+def test_a_few_events_with_nothing_waiting_are_foreground():
+    recent = RecentWork(window_s=2.0, most=4)
+    assert recent.foreground("chat", 1, more_waiting=False, now=10.0)
+    assert recent.foreground("chat", 2, more_waiting=False, now=10.5)
+
+
+def test_events_still_waiting_make_a_batch_background():
+    recent = RecentWork(window_s=2.0, most=4)
+    assert not recent.foreground("backlog", 1, more_waiting=True, now=10.0)
+
+
+def test_many_events_in_the_window_are_a_backlog_until_it_passes():
+    recent = RecentWork(window_s=2.0, most=4)
+    assert recent.foreground("w", 3, more_waiting=False, now=10.0)
+    assert not recent.foreground("w", 2, more_waiting=False, now=11.0)  # 5 within 2 s
+    assert recent.foreground("w", 1, more_waiting=False, now=13.5)  # the window moved on
+    assert recent.foreground("other", 4, more_waiting=False, now=11.0)  # counted apart
+
+
+def test_workspaces_gone_quiet_are_forgotten():
+    recent = RecentWork(window_s=1.0, most=4)
+    for i in range(1100):
+        recent.foreground(f"w{i}", 1, more_waiting=False, now=float(i))
+    assert len(recent._applied) < 1024
