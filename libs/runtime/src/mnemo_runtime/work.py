@@ -163,8 +163,9 @@ async def durable_batches(
     """Batches from a durable, explicitly acknowledged consumer, until ``stop`` (through any
     outage of the bus: see ``DurablePull``).
 
-    Each fetch wakes on the first message and then takes what is already waiting: one large
-    fetch would linger until its batch filled or its timeout passed.
+    Each fetch wakes on the first message and then takes what is already waiting (when the
+    consumer says anything is): one large fetch would linger until its batch filled or its
+    timeout passed.
     """
     pull = DurablePull(js, config)
     try:
@@ -172,11 +173,20 @@ async def durable_batches(
             msgs = await pull.fetch(1, timeout=0.25)
             if not msgs:
                 continue
-            if fetch > 1:
+            if fetch > 1 and _more_waiting(msgs[-1]):
                 msgs += await pull.fetch(fetch - 1, timeout=0.002)
             yield msgs
     finally:
         await pull.close()
+
+
+def _more_waiting(m: Msg) -> bool:
+    """Whether the consumer had more messages for us when ``m`` was delivered (the second
+    fetch, a round trip, is left out when it had none)."""
+    try:
+        return int(m.metadata.num_pending or 0) > 0
+    except Exception:  # not a JetStream delivery: ask
+        return True
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ class DeriverSettings(BaseSettings):
 
     # A batch is flushed when its messages reach this many tokens...
     token_target: int = Field(default=1024, ge=1)
-    # ...or when no message joined it for this long (a short chat is processed in about a second)...
-    idle_s: float = Field(default=0.25, gt=0)
+    # ...or when no message joined it for this long: the messages of one POST, or of a chat's
+    # posts in quick succession, share a batch, and a lone message waits no longer than this...
+    idle_s: float = Field(default=0.1, gt=0)
     # ...or when its first message has waited this long, however busy the conversation is.
     max_age_s: float = Field(default=2.0, gt=0)
     fetch_batch: int = Field(default=256, ge=1)

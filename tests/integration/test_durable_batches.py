@@ -1,0 +1,37 @@
+"""A stage's batches from its durable: what waits comes in one batch, a lone message at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nats.js.api import StreamConfig
+
+from mnemo_runtime.bus import connect
+from mnemo_runtime.work import durable_batches, stage_consumer
+from mnemo_schema import subjects
+
+
+async def test_waiting_messages_come_in_one_batch_and_a_lone_one_alone(own_nats: str):
+    nc = await connect(own_nats, "test-batches")
+    js = nc.jetstream(timeout=5)
+    stop = asyncio.Event()
+    try:
+        await js.add_stream(StreamConfig(name=subjects.STREAM, subjects=["batches.>"]))
+        for i in range(5):
+            await js.publish("batches.a", f"waiting {i}".encode())
+        batches = durable_batches(
+            js, stage_consumer("batches.>", "stage", ack_wait=30), stop, fetch=256
+        ).__aiter__()
+        first = await asyncio.wait_for(batches.__anext__(), timeout=10)
+        # The first fetch takes one; the consumer says more wait, and the second takes them.
+        assert [m.data for m in first] == [f"waiting {i}".encode() for i in range(5)]
+        for m in first:
+            await m.ack()
+        await js.publish("batches.a", b"alone")
+        (alone,) = await asyncio.wait_for(batches.__anext__(), timeout=10)
+        assert alone.data == b"alone" and alone.metadata.num_pending == 0
+        await alone.ack()
+        stop.set()
+        await batches.aclose()  # type: ignore[attr-defined]
+    finally:
+        await nc.close()
