@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from mnemo_projector.urgency import RecentWork
+from datetime import UTC, datetime
+
+from mnemo_projector.urgency import RecentWork, awaited
+from mnemo_schema.events import MessagePosted
+from mnemo_schema.observations import ObservationWritten
 
 
 def test_a_few_events_with_nothing_waiting_are_foreground():
@@ -29,3 +33,17 @@ def test_workspaces_gone_quiet_are_forgotten():
     for i in range(1100):
         recent.foreground(f"w{i}", 1, more_waiting=False, now=float(i))
     assert len(recent._applied) < 1024
+
+
+def test_only_messages_and_the_observations_made_of_them_are_awaited():
+    posted = MessagePosted(
+        workspace="w", session_id="s", message_id="m1", peer_id="p", content="I like tea.",
+        metadata={}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=4,
+    )  # fmt: skip
+    derived = ObservationWritten(
+        workspace="w", observer="p", observed="p", observation_id="o1", level="explicit",
+        content="P likes tea.", source_message_ids=["m1"],
+    )  # fmt: skip
+    dreamt = derived.model_copy(update={"origin": "dreamer", "level": "deductive"})
+    assert awaited([posted]) and awaited([derived]) and awaited([dreamt, derived])
+    assert not awaited([dreamt]) and not awaited([None]) and not awaited([])

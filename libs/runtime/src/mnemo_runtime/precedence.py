@@ -27,7 +27,7 @@ from mnemo_runtime.metrics import BACKGROUND_WAIT_SECONDS
 class Precedence:
     """The foreground work running in one event loop, and the background steps waiting on it."""
 
-    def __init__(self, max_wait_s: float = 0.5) -> None:
+    def __init__(self, max_wait_s: float = 0.25) -> None:
         if max_wait_s <= 0:
             raise ValueError("max_wait_s must be positive")
         self.max_wait_s = max_wait_s

@@ -33,7 +33,7 @@ from mnemo_projector.positions import (
 from mnemo_projector.quarantine import Delivered, RetryPolicy, settle
 from mnemo_projector.redrive import Redrives
 from mnemo_projector.spans import SpanGroup
-from mnemo_projector.urgency import RecentWork
+from mnemo_projector.urgency import RecentWork, awaited
 from mnemo_runtime import direct
 from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
@@ -192,7 +192,10 @@ class Projector:
         if self._recent is None or not items:
             return await self._apply(lines, workspace, items)
         order = precedence()
-        if self._recent.foreground(workspace, len(items), lines.waiting(workspace), now):
+        conversation = self._recent.foreground(
+            workspace, len(items), lines.waiting(workspace), now
+        ) and awaited([d.event for d in items])
+        if conversation:
             with order.foreground():
                 return await self._apply(lines, workspace, items)
         await order.background_step(f"projector-{self.projection.name}")

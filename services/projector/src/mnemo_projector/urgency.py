@@ -1,14 +1,29 @@
 """Which batches of a projection someone is waiting for. Pure.
 
-A workspace whose events come a few at a time is a conversation: its batch is applied as
-foreground work (``mnemo_runtime.precedence``), ahead of the backlogs of the process. A
-workspace with events still waiting, or with many applied in the last ``window_s``, is a
-backlog: its batches are background steps.
+A workspace whose messages and their observations come a few at a time is a conversation:
+its batch is applied as foreground work (``mnemo_runtime.precedence``), ahead of the backlogs
+of the process. A workspace with events still waiting, or with many applied in the last
+``window_s``, is a backlog: its batches are background steps. So is what nobody waits on as it
+is applied: a dream's conclusions, summaries, cards, deletions.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+
+from mnemo_schema.events import Event, MessagePosted
+from mnemo_schema.observations import ObservationWritten
+
+
+def awaited(events: Sequence[Event | None]) -> bool:
+    """Whether someone waits on the batch: it holds a posted message, or an observation the
+    deriver made of one (or an API caller stated)."""
+    return any(
+        isinstance(e, MessagePosted)
+        or (isinstance(e, ObservationWritten) and e.origin != "dreamer")
+        for e in events
+    )
 
 
 class RecentWork:
