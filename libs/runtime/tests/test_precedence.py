@@ -18,9 +18,9 @@ async def _spin(times: int = 5) -> None:
 
 async def test_a_background_step_waits_until_the_foreground_work_is_done():
     order = Precedence(max_wait_s=30.0)
-    with order.foreground():
+    with order.foreground("chat"):
         assert order.busy
-        step = asyncio.create_task(order.background_step("test-wait"))
+        step = asyncio.create_task(order.background_step("test-wait", "backlog"))
         await _spin()
         assert not step.done()
     waited = await asyncio.wait_for(step, timeout=5.0)
@@ -29,10 +29,10 @@ async def test_a_background_step_waits_until_the_foreground_work_is_done():
 
 async def test_nested_foreground_work_holds_the_background_until_the_last_is_done():
     order = Precedence(max_wait_s=30.0)
-    outer = order.foreground()
+    outer = order.foreground("chat")
     outer.__enter__()
-    with order.foreground():
-        step = asyncio.create_task(order.background_step("test-nested"))
+    with order.foreground("chat"):
+        step = asyncio.create_task(order.background_step("test-nested", "backlog"))
     await _spin()
     assert not step.done()  # the outer foreground work still runs
     outer.__exit__(None, None, None)
@@ -44,8 +44,10 @@ async def test_a_background_step_waits_at_most_max_wait_s_and_the_wait_is_counte
     before = REGISTRY.get_sample_value(
         "mnemo_background_wait_seconds_total", {"stage": "test-capped"}
     )
-    with order.foreground():
-        waited = await asyncio.wait_for(order.background_step("test-capped"), timeout=5.0)
+    with order.foreground("chat"):
+        waited = await asyncio.wait_for(
+            order.background_step("test-capped", "backlog"), timeout=5.0
+        )
     assert 0.05 <= waited < 5.0
     after = REGISTRY.get_sample_value(
         "mnemo_background_wait_seconds_total", {"stage": "test-capped"}
@@ -55,7 +57,19 @@ async def test_a_background_step_waits_at_most_max_wait_s_and_the_wait_is_counte
 
 async def test_without_foreground_work_a_background_step_goes_at_once():
     order = Precedence()
-    assert await order.background_step("test-free") == 0.0
+    assert await order.background_step("test-free", "backlog") == 0.0
+
+
+async def test_a_workspaces_own_foreground_work_does_not_hold_back_its_background_steps():
+    order = Precedence(max_wait_s=30.0)
+    with order.foreground("chat"):
+        assert await order.background_step("test-own", "chat") == 0.0
+        with order.foreground("other"):
+            step = asyncio.create_task(order.background_step("test-own", "chat"))
+            await _spin()
+            assert not step.done()  # another workspace's foreground work runs
+        # Only its own is left: the step goes on.
+        await asyncio.wait_for(step, timeout=5.0)
 
 
 async def test_the_stages_of_one_loop_share_its_precedence():

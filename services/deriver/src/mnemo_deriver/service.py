@@ -195,10 +195,10 @@ class DeriverService:
         try:
             order = precedence()
             if foreground:
-                with order.foreground():
+                with order.foreground(key.workspace):
                     result = await self._attempt(batch)
             else:
-                await order.background_step("deriver")
+                await order.background_step("deriver", key.workspace)
                 result = await self._attempt(batch)
         except Exception:
             log.exception("deriver.batch_failed", observer=key.observer)

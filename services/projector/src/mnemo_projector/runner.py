@@ -196,9 +196,9 @@ class Projector:
             workspace, len(items), lines.waiting(workspace), now
         ) and awaited([d.event for d in items])
         if conversation:
-            with order.foreground():
+            with order.foreground(workspace):
                 return await self._apply(lines, workspace, items)
-        await order.background_step(f"projector-{self.projection.name}")
+        await order.background_step(f"projector-{self.projection.name}", workspace)
         return await self._apply(lines, workspace, items)
 
     def _limit(self) -> int | None:

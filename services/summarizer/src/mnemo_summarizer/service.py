@@ -152,7 +152,7 @@ class SummarizerService:
         summary_seq = 0
         for job in state.due(turn):
             # Nobody waits on a summary: it gives way to the process's foreground work.
-            await precedence().background_step("summarizer")
+            await precedence().background_step("summarizer", e.workspace)
             try:
                 content, seq = await self._write(job, e, state.cadence.instructions)
                 written[job.kind] = content
