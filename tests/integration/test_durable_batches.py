@@ -21,7 +21,7 @@ async def test_waiting_messages_come_in_one_batch_and_a_lone_one_alone(own_nats:
             await js.publish("batches.a", f"waiting {i}".encode())
         batches = durable_batches(
             js, stage_consumer("batches.>", "stage", ack_wait=30), stop, fetch=256
-        ).__aiter__()
+        )
         first = await asyncio.wait_for(batches.__anext__(), timeout=10)
         # The first fetch takes one; the consumer says more wait, and the second takes them.
         assert [m.data for m in first] == [f"waiting {i}".encode() for i in range(5)]
@@ -32,6 +32,6 @@ async def test_waiting_messages_come_in_one_batch_and_a_lone_one_alone(own_nats:
         assert alone.data == b"alone" and alone.metadata.num_pending == 0
         await alone.ack()
         stop.set()
-        await batches.aclose()  # type: ignore[attr-defined]
+        await batches.aclose()
     finally:
         await nc.close()

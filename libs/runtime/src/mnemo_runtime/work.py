@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from nats.aio.msg import Msg
@@ -159,7 +159,7 @@ async def durable_batches(
     stop: asyncio.Event,
     *,
     fetch: int = 256,
-) -> AsyncIterator[list[Msg]]:
+) -> AsyncGenerator[list[Msg], None]:
     """Batches from a durable, explicitly acknowledged consumer, until ``stop`` (through any
     outage of the bus: see ``DurablePull``).
 

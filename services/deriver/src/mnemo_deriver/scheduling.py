@@ -11,7 +11,7 @@ may serve: the deriver keeps a slot for those with nothing running.
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from mnemo_deriver.batching import Batch, RepKey
 
@@ -34,11 +34,11 @@ class FairQueue:
             line.append(batch)
         self._mark_ready(batch.key)
 
-    def take(self, allow: Callable[[str], bool] | None = None) -> Batch | None:
+    def take(self, skip: Collection[str] = ()) -> Batch | None:
         """The next batch to run, its representation then counted as busy; None if none waits.
-        With ``allow``, only a workspace it accepts is served; the others keep their turn."""
+        The workspaces in ``skip`` are not served; they keep their turn."""
         for workspace in list(self._ready):
-            if allow is None or allow(workspace):
+            if workspace not in skip:
                 batch = self._take_from(workspace)
                 if batch is not None:
                     return batch

@@ -169,10 +169,7 @@ class DeriverService:
         shared, kept = self._s.max_concurrent_batches, self._s.reserved_slots
         while len(self._work) < shared + kept:
             running = {k.workspace for k in self._running}
-            if len(self._work) < shared:
-                batch = self.queue.take()
-            else:
-                batch = self.queue.take(lambda ws, busy=running: ws not in busy)  # type: ignore[misc]
+            batch = self.queue.take(() if len(self._work) < shared else running)
             if batch is None:
                 break
             # A conversation with nothing else queued or running is one someone waits for.

@@ -33,11 +33,10 @@ from mnemo_projector.positions import (
 from mnemo_projector.quarantine import Delivered, RetryPolicy, settle
 from mnemo_projector.redrive import Redrives
 from mnemo_projector.spans import SpanGroup
-from mnemo_projector.urgency import RecentWork, awaited
+from mnemo_projector.urgency import Pace, RecentWork
 from mnemo_runtime import direct
 from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.precedence import precedence
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
@@ -60,10 +59,9 @@ class Projector:
         turn_s: float | None = None,
     ) -> None:
         self.projection = projection
-        # A projection taking workspaces in turns: about how long a batch may take (see
-        # ``_limit``); None, or a projection in log order: always ``batch_size`` at most.
-        self._turn_s = turn_s if projection.fair else None
-        self._pace: float | None = None  # seconds per event, of the last batches
+        # A projection taking workspaces in turns: batches about ``turn_s`` long; in log order
+        # (or no ``turn_s``): always ``batch_size`` at most.
+        self._pace = Pace(turn_s if projection.fair else None)
         self._recent = RecentWork() if projection.fair else None
         self.partition = partition
         self._filters = projection.filters(partition)
@@ -172,11 +170,11 @@ class Projector:
                         continue
                 while not inbox.empty():
                     lines.put(Delivered.of(inbox.get_nowait()))
-                workspace, items = lines.take(self._limit())
+                workspace, items = lines.take(self._pace.limit())
                 began = time.monotonic()
                 if not await self._apply_in_turn(lines, workspace, items, began):
                     return
-                self._paced(time.monotonic() - began, len(items))
+                self._pace.record(time.monotonic() - began, len(items))
                 await self._redrives.run(at_most_every_s=5.0)
         finally:
             try:
@@ -191,27 +189,10 @@ class Projector:
         foreground work and a backlog's after the foreground work of the process."""
         if self._recent is None or not items:
             return await self._apply(lines, workspace, items)
-        order = precedence()
-        conversation = self._recent.foreground(
-            workspace, len(items), lines.waiting(workspace), now
-        ) and awaited([d.event for d in items])
-        if conversation:
-            with order.foreground(workspace):
-                return await self._apply(lines, workspace, items)
-        await order.background_step(f"projector-{self.projection.name}", workspace)
-        return await self._apply(lines, workspace, items)
-
-    def _limit(self) -> int | None:
-        """How many events the next batch may hold: as many as the pace of the last batches
-        applies in ``turn_s``, so that another workspace's turn comes soon."""
-        if self._turn_s is None or self._pace is None:
-            return None
-        return max(1, int(self._turn_s / self._pace))
-
-    def _paced(self, seconds: float, events: int) -> None:
-        if events:
-            pace = seconds / events
-            self._pace = pace if self._pace is None else 0.7 * self._pace + 0.3 * pace
+        return await self._recent.in_turn(
+            f"projector-{self.projection.name}", workspace, [d.event for d in items],
+            lines.waiting(workspace), now, lambda: self._apply(lines, workspace, items),
+        )  # fmt: skip
 
     async def _apply(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
         """Apply one batch of ``workspace``'s line (none: only move the floor past what was

@@ -1,19 +1,24 @@
-"""Which batches of a projection someone is waiting for. Pure.
+"""Which batches of a projection someone is waiting for, and applying them in that order.
 
 A workspace whose messages and their observations come a few at a time is a conversation:
 its batch is applied as foreground work (``mnemo_runtime.precedence``), ahead of the backlogs
 of the process. A workspace with events still waiting, or with many applied in the last
 ``window_s``, is a backlog: its batches are background steps. So is what nobody waits on as it
-is applied: a dream's conclusions, summaries, cards, deletions.
+is applied: a dream's conclusions, summaries, cards, deletions. ``RecentWork.foreground`` and
+``awaited`` are pure; ``RecentWork.in_turn`` applies a batch under the process's precedence.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
+from mnemo_runtime.precedence import precedence
 from mnemo_schema.events import Event, MessagePosted
 from mnemo_schema.observations import ObservationWritten
+
+T = TypeVar("T")
 
 
 def awaited(events: Sequence[Event | None]) -> bool:
@@ -46,7 +51,46 @@ class RecentWork:
             self._forget(now)
         return not more_waiting and sum(n for _, n in recent) <= self.most
 
+    async def in_turn(
+        self,
+        stage: str,
+        workspace: str,
+        events: Sequence[Event | None],
+        more_waiting: bool,
+        now: float,
+        apply: Callable[[], Awaitable[T]],
+    ) -> T:
+        """``apply()`` the batch of ``events``: as foreground work when it is a conversation's
+        that someone waits on, else after the process's foreground work (a background step)."""
+        order = precedence()
+        if self.foreground(workspace, len(events), more_waiting, now) and awaited(events):
+            with order.foreground(workspace):
+                return await apply()
+        await order.background_step(stage, workspace)
+        return await apply()
+
     def _forget(self, now: float) -> None:
         """Drop the workspaces with nothing in the window."""
         for ws in [w for w, r in self._applied.items() if not r or now - r[-1][0] > self.window_s]:
             del self._applied[ws]
+
+
+class Pace:
+    """How many events a batch may hold: as many as the pace of the last batches applies in
+    ``turn_s``, so that another workspace's turn comes soon (None: no limit)."""
+
+    def __init__(self, turn_s: float | None) -> None:
+        self.turn_s = turn_s
+        self.seconds_per_event: float | None = None
+
+    def limit(self) -> int | None:
+        if self.turn_s is None or self.seconds_per_event is None:
+            return None
+        return max(1, int(self.turn_s / self.seconds_per_event))
+
+    def record(self, seconds: float, events: int) -> None:
+        """A batch of ``events`` took ``seconds``."""
+        if events:
+            pace = seconds / events
+            last = self.seconds_per_event
+            self.seconds_per_event = pace if last is None else 0.7 * last + 0.3 * pace
