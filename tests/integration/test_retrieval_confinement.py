@@ -19,7 +19,6 @@ from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
 from mnemo_projector.passages import PassageProjection
 from mnemo_runtime.embeddings import build_embedder
-from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.pg import open_pool
 from mnemo_runtime.vectors import PgVectorIndex
@@ -27,6 +26,8 @@ from mnemo_schema.errors import Refusal
 from mnemo_schema.events import Event, MessagePosted, PeerCreated, Representation
 from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import RetrievalQuery
+
+from .retrieval_worlds import Logged
 
 pytestmark = pytest.mark.integration
 AT = datetime(2024, 5, 1, tzinfo=UTC)
@@ -68,10 +69,8 @@ async def world(pg_url: str) -> AsyncIterator[tuple[str, RetrievalEngine]]:
     embedder = build_embedder("fake")
     index = PgVectorIndex(pool, table="confinement_vectors")
     passages = PassageProjection(embedder)
-    memory = MemoryProjection(embedder, index, RepresentationStore(pool))
     async with pool.connection() as conn:
         await passages.setup(conn)
-        await memory.setup(conn)
     events: list[Event] = [PeerCreated(workspace=ws, peer_id="ann", metadata={})]
     for i, (mid, (session, text, meta)) in enumerate(SAID.items()):
         events.append(
@@ -84,6 +83,9 @@ async def world(pg_url: str) -> AsyncIterator[tuple[str, RetrievalEngine]]:
     batch = list(enumerate(events, start=1))
     await _apply(pool, EntityProjection(), batch)
     await _apply(pool, passages, batch)
+    memory = MemoryProjection(embedder, index, cited=Logged(batch))
+    async with pool.connection() as conn:
+        await memory.setup(conn)
     obs: list[Event] = [
         _explicit(ws, "o1", "m1", "Ann works as a nurse at the children's hospital.", "I work as a nurse"),
         _explicit(ws, "o2", "m2", "Ann's hospital shifts start at six.", "My shifts at the hospital"),
@@ -102,19 +104,21 @@ async def _ask(world: tuple[str, RetrievalEngine], **kw: object) -> tuple[set[st
         ws,
         RetrievalQuery(
             query="hospital nurse Porto shifts", observer="ann", observed="ann", messages=10,
-            observations=10, **kw,  # type: ignore[arg-type]
+            observations=10, **kw,
         ),
     )  # fmt: skip
     return {m.message.id for m in reply.messages}, {o.id for o in reply.observations}
 
 
-async def test_unconfined_reads_see_everything(world) -> None:
+async def test_unconfined_reads_see_everything(world: tuple[str, RetrievalEngine]) -> None:
     messages, observations = await _ask(world)
     assert messages == {"m1", "m2", "m3", "m4"}
     assert observations == {"o1", "o2", "o3", "d-work", "d-both"}
 
 
-async def test_a_set_of_sessions_confines_messages_and_provenance(world) -> None:
+async def test_a_set_of_sessions_confines_messages_and_provenance(
+    world: tuple[str, RetrievalEngine],
+) -> None:
     messages, observations = await _ask(world, sessions=["work"])
     assert messages == {"m1", "m2"}
     # d-both rests on a fact from "home" too: it is not from the "work" sessions alone.
@@ -126,7 +130,9 @@ async def test_a_set_of_sessions_confines_messages_and_provenance(world) -> None
     assert await _ask(world, session_id="home", sessions=["work"]) == (set(), set())
 
 
-async def test_filters_confine_messages_and_observations(world) -> None:
+async def test_filters_confine_messages_and_observations(
+    world: tuple[str, RetrievalEngine],
+) -> None:
     messages, _ = await _ask(world, message_filters={"metadata": {"topic": "job"}})
     assert messages == {"m1", "m2"}
     messages, _ = await _ask(world, message_filters={"metadata": {"n": {"gte": 3}}})
@@ -139,7 +145,7 @@ async def test_filters_confine_messages_and_observations(world) -> None:
     assert observations == {"d-both"}
 
 
-async def test_an_invalid_filter_is_refused_naming_it(world) -> None:
+async def test_an_invalid_filter_is_refused_naming_it(world: tuple[str, RetrievalEngine]) -> None:
     with pytest.raises(Refusal) as err:
         await _ask(world, message_filters={"metadata": {"n": {"gte": 1, "near": 3}}})
     assert err.value.status == 422 and err.value.field == "filters.metadata.n.near"

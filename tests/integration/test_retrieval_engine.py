@@ -1,160 +1,33 @@
 """The retrieval engine, component by component, on real LoCoMo turns with real MiniLM vectors.
 
-The turns go through the real projections (entities, passages, memory) into a real Postgres;
-the engine reads them as the service does. Each test shows one component earning its place.
+The worlds (``retrieval_worlds``) go through the real projections into a real Postgres; the
+engine reads them as the service does. Each test shows one component earning its place.
 """
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+import json
+from collections.abc import Sequence
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
 
-from mnemo_bench.cases import Case
-from mnemo_bench.readers import read_locomo
 from mnemo_context.adapters.evidence import PostgresEvidence
-from mnemo_context.app import build_engine
 from mnemo_context.engine import EngineConfig, RetrievalEngine
-from mnemo_deriver.local import derive
-from mnemo_projector.entities import EntityProjection
-from mnemo_projector.memory import MemoryProjection
-from mnemo_projector.passages import PassageProjection, split_passages
-from mnemo_runtime.deriver_contract import BatchMessage
-from mnemo_runtime.embeddings import Embedder, build_embedder
-from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.pg import open_pool
+from mnemo_context.ports import OPEN, ListsAsk, PassageAsk, PassageHit
+from mnemo_projector.passages import split_passages
 from mnemo_runtime.vectors import PgVectorIndex
-from mnemo_schema.events import Event, MessagePosted, PeerCreated, Representation
-from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import RetrievalQuery
 
+from . import retrieval_worlds
+from .retrieval_worlds import LOCOMO, LONG, PLAN, World, top
+
+# The worlds, module-scoped fixtures each test below asks for by name.
+embedder = retrieval_worlds.embedder
+world = retrieval_worlds.world
+derived = retrieval_worlds.derived
+documents = retrieval_worlds.documents
+
 pytestmark = pytest.mark.integration
-
-DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / "shared" / "datasets"))
-LOCOMO = DATA / "locomo" / "locomo-dev5.json"
-LONG = (
-    "Here is the plan for the garden this year. " * 40
-    + "The secret ingredient of my compost is crushed eggshells from the bakery next door. "
-    + "I will water the beans every other morning. " * 20
-)
-
-
-@dataclass
-class World:
-    ws: str
-    engine: RetrievalEngine
-    pool: AsyncConnectionPool
-    memory: MemoryAdapters
-    ids: dict[str, str]  # dataset turn id -> message id
-    turns: dict[str, str]  # message id -> dataset turn id
-
-
-def _message(ws: str, turn_id: str, speaker: str, text: str, at: object) -> MessagePosted:
-    peer = speaker.lower()
-    return MessagePosted(
-        workspace=ws, session_id="s" + turn_id.split(":")[0].lstrip("D"), message_id=f"m-{turn_id}",
-        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,
-        token_count=len(text.split()),
-        representations=[Representation(observer=peer, observed=peer)],
-    )  # fmt: skip
-
-
-async def _apply(
-    pool: AsyncConnectionPool, projection: object, batch: list[tuple[int, Event]]
-) -> None:
-    async with pool.connection() as conn, conn.transaction():
-        await projection.apply(conn, batch)  # type: ignore[attr-defined]
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    # Full-precision query vectors: these tests pin the engine's ranking, not how the int8 query
-    # weights round on a given CPU's kernels.
-    return build_embedder("minilm", workers=2, query_int8=False)
-
-
-@pytest.fixture(scope="module")
-async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
-    case, ws, pool, events = await _conversation(pg_url)
-    turns = [t for s in case.sessions[:3] for t in s.turns]
-    events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in turns]
-    last = turns[-1].at + timedelta(days=30)  # type: ignore[operator]
-    events.append(_message(ws, "D9:1", "Melanie", LONG, last))
-    events.append(_message(ws, "D9:2", "Caroline", "I moved to Lisbon for a new job.", last))
-    events.append(
-        _message(ws, "D9:3", "Caroline", "I now live in Porto.", last + timedelta(days=60))
-    )
-    # What the deriver would write: statements of the speaker, relative dates resolved.
-    observed = [
-        ("D1:3", "caroline", "Caroline went to a LGBTQ support group on 7 May 2023.",
-         "I went to a LGBTQ support group yesterday"),
-        ("D1:14", "melanie", "Melanie painted a lake sunrise in 2022.",
-         "I painted that lake sunrise last year"),
-        ("D2:8", "caroline", "Caroline is researching adoption agencies.",
-         "Researching adoption agencies"),
-    ]  # fmt: skip
-    obs = [
-        ObservationWritten(
-            workspace=ws, observation_id=f"o-{turn}", observer=peer, observed=peer,
-            content=text, source_message_ids=[f"m-{turn}"], source_span=span,
-        )
-        for turn, peer, text, span in observed
-    ]  # fmt: skip
-    adapters = await _project(pool, embedder, events, obs)
-    engine = build_engine(pool, adapters)
-    ids = {t.id: f"m-{t.id}" for t in turns} | {f"D9:{i}": f"m-D9:{i}" for i in (1, 2, 3)}
-    yield World(ws, engine, pool, adapters, ids, {v: k for k, v in ids.items()})
-    await pool.close()
-
-
-async def _conversation(pg_url: str) -> tuple[Case, str, AsyncConnectionPool, list[Event]]:
-    """conv-26, a fresh workspace, a pool, and the events that create its two peers."""
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
-    case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
-    ws = f"w-{uuid.uuid4().hex[:8]}"
-    pool = await open_pool(pg_url, min_size=1, max_size=6)
-    events: list[Event] = [
-        PeerCreated(workspace=ws, peer_id=p, metadata={}) for p in ("caroline", "melanie")
-    ]
-    return case, ws, pool, events
-
-
-async def _project(
-    pool: AsyncConnectionPool,
-    embedder: Embedder,
-    events: Sequence[Event],
-    observations: Sequence[ObservationWritten],
-) -> MemoryAdapters:
-    """``events`` through the entity and passage projections, then ``observations`` through
-    the memory projection; the adapters the engine reads the vectors with."""
-    index = PgVectorIndex(pool)
-    passages = PassageProjection(embedder)
-    memory = MemoryProjection(embedder, index, RepresentationStore(pool))
-    async with pool.connection() as conn:
-        await passages.setup(conn)
-        await memory.setup(conn)
-    batch = list(enumerate(events, start=1))
-    await _apply(pool, EntityProjection(), batch)
-    await _apply(pool, passages, batch)
-    await _apply(pool, memory, list(enumerate(observations, start=len(batch) + 1)))
-    return MemoryAdapters(embedder, index)
-
-
-async def top(world: World, question: str, k: int = 5, **kw: object) -> list[str]:
-    """The dataset turn ids of the engine's best ``k`` messages."""
-    reply = await world.engine.retrieve(
-        world.ws,
-        RetrievalQuery(query=question, messages=k, **kw),
-    )
-    return [world.turns[m.message.id] for m in reply.messages]
 
 
 async def test_lexical_ranking_finds_rare_words(world: World) -> None:
@@ -266,35 +139,6 @@ async def test_a_configured_reranker_orders_the_head_and_can_be_switched_off(wor
     assert [m.message.id for m in (await engine.retrieve(world.ws, off)).messages] == plain
 
 
-@pytest.fixture(scope="module")
-async def derived(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
-    """Sessions 1-3 of conv-26 with what the local deriver finds in them about each speaker."""
-    case, ws, pool, events = await _conversation(pg_url)
-    obs: list[ObservationWritten] = []
-    for session in case.sessions[:3]:
-        events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in session.turns]
-        for speaker in ("Caroline", "Melanie"):
-            batch = [
-                BatchMessage(i, t.speaker, t.text, t.at, is_context=t.speaker != speaker)  # type: ignore[arg-type]
-                for i, t in enumerate(session.turns)
-            ]
-            for n, o in enumerate(derive(speaker, batch).observations):
-                turn = session.turns[o.source_message_index].id
-                obs.append(
-                    ObservationWritten(
-                        workspace=ws, observation_id=f"o-{turn}-{n}", observer=speaker.lower(),
-                        observed=speaker.lower(), content=o.fact,
-                        source_message_ids=[f"m-{turn}"], source_span=o.source_span,
-                    )
-                )  # fmt: skip
-    adapters = await _project(pool, embedder, events, obs)
-    ids = {t.id: f"m-{t.id}" for s in case.sessions[:3] for t in s.turns}
-    yield World(
-        ws, build_engine(pool, adapters), pool, adapters, ids, {v: k for k, v in ids.items()}
-    )
-    await pool.close()
-
-
 async def test_a_diverse_slice_rests_on_more_messages(derived: World) -> None:
     async def sources(question: str, diverse: bool) -> list[str]:
         query = RetrievalQuery(
@@ -316,32 +160,6 @@ async def test_a_diverse_slice_rests_on_more_messages(derived: World) -> None:
         # What a plain ranking finds is kept, each message once, before what it did not find.
         found = list(dict.fromkeys(plain))
         assert diverse[: len(found)] == found
-
-
-PLAN = "Here is the plan for the garden this year: tomatoes, beans and squash along the fence. "
-GARDEN_NOTES = (
-    "Melanie said the heirloom carrots she sowed in March are finally up.",
-    "Caroline asked whether the compost bin could move behind the shed.",
-    "Melanie wants a rain barrel under the gutter before the summer.",
-)
-
-
-@pytest.fixture(scope="module")
-async def documents(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
-    """Three long messages that restate one plan over dozens of passages each, and three short
-    turns about the same garden."""
-    _, ws, pool, events = await _conversation(pg_url)
-    at = datetime(2023, 5, 1, tzinfo=UTC)
-    for n in range(3):
-        events.append(_message(ws, f"D1:{n + 1}", "Caroline", PLAN * 280, at))
-    for n, text in enumerate(GARDEN_NOTES):
-        events.append(_message(ws, f"D2:{n + 1}", "Melanie", text, at + timedelta(days=n + 1)))
-    adapters = await _project(pool, embedder, events, [])
-    ids = {f"D{s}:{n}": f"m-D{s}:{n}" for s in (1, 2) for n in (1, 2, 3)}
-    yield World(
-        ws, build_engine(pool, adapters), pool, adapters, ids, {v: k for k, v in ids.items()}
-    )
-    await pool.close()
 
 
 async def test_long_messages_do_not_crowd_out_the_short_ones(documents: World) -> None:
@@ -372,3 +190,80 @@ async def test_passage_lists_run_as_deep_as_the_messages_they_name(
     g = await shallow(documents).gather(documents.ws, question)
     dense = g.found.passages["dense"]
     assert len(dense) == 20 and len({h.message_id for h in dense}) < 10
+
+
+def naming(hits: Sequence[PassageHit], messages: int) -> list[PassageHit]:
+    """The first of ``hits`` (best first) up to the one naming the ``messages``-th message: what
+    a passage list keeps, told plainly."""
+    seen: set[str] = set()
+    out: list[PassageHit] = []
+    for h in hits:
+        if h.message_id not in seen:
+            if len(seen) == messages:
+                break
+            seen.add(h.message_id)
+        out.append(h)
+    return out
+
+
+async def test_a_passage_list_stops_before_the_message_past_its_count(documents: World) -> None:
+    # Three long messages restating one plan (many passages alike, many scores equal) and three
+    # short turns: a list cut at n messages is the full list up to the (n + 1)-th message's
+    # first passage, and equal scores keep one order (by message, then passage).
+    reads = PostgresEvidence(documents.pool)
+    question = "What is the plan for the garden this year?"
+    vector = await documents.memory.embedder.embed_query(question)
+    model = documents.memory.embedder.model_name
+
+    async def both(ask: PassageAsk) -> list[list[PassageHit]]:
+        lexical = await reads.lexical(documents.ws, question, ListsAsk(ask))
+        dense = await reads.dense(documents.ws, vector, model, ListsAsk(ask))
+        return [lexical.passages, dense.passages]
+
+    full = await both(PassageAsk(None, None, OPEN, 300, 300))
+    # BM25 finds the long messages only (the short turns share no word with the question).
+    assert [len({h.message_id for h in hits}) for hits in full] == [3, 6]
+    for hits in full:
+        assert hits == sorted(hits, key=lambda h: (-h.score, h.message_id, h.passage))
+    for n in (1, 2, 3, 5):
+        cut = await both(PassageAsk(None, None, OPEN, 300, n))
+        assert cut == [naming(hits, n) for hits in full]
+
+
+SHAPES: dict[str, dict[str, object]] = {
+    "slice": {"observer": "caroline", "observed": "caroline", "messages": 0,
+              "observations": 3, "diverse": True},
+    "prefetch": {"observer": "caroline", "observed": "caroline", "messages": 0,
+                 "observations": 2, "max_distance": 0.9},
+    "mixed": {"observer": "melanie", "observed": "melanie", "messages": 2, "observations": 2},
+    "workspace": {"messages": 3, "observations": 2},
+    "confined": {"observer": "caroline", "observed": "caroline", "sessions": ["s1", "s3"],
+                 "messages": 2, "observations": 3},
+    "explicit": {"observer": "caroline", "observed": "caroline", "messages": 0,
+                 "observations": 2, "levels": ["explicit"]},
+}  # fmt: skip
+
+
+async def test_vectors_searched_in_the_database_or_through_the_index_find_the_same(
+    derived: World,
+) -> None:
+    # Observation vectors in the engine's own database are searched inside its statements;
+    # elsewhere (a Qdrant server) through the vector index, their rows read after. Both give
+    # the same candidates in the same order, the same rows and the same citations. Short lists
+    # (depth 5), so that every list stops short of what the representations hold.
+    shallow = EngineConfig(depth=5)
+    index = derived.memory.index
+    assert isinstance(index, PgVectorIndex)
+    inside = RetrievalEngine(PostgresEvidence(derived.pool, index), derived.memory, config=shallow)
+    outside = RetrievalEngine(PostgresEvidence(derived.pool), derived.memory, config=shallow)
+    conv = next(c for c in json.loads(LOCOMO.read_text()) if c["sample_id"] == "conv-26")
+    questions = [q["question"] for q in conv["qa"]][:15]
+    listed = 0
+    for question in questions:
+        for shape, fields in SHAPES.items():
+            query = RetrievalQuery(query=question, **fields)
+            a = await inside.gather(derived.ws, query)
+            b = await outside.gather(derived.ws, query)
+            assert a.found == b.found, (shape, question)
+            listed += bool(a.found.observations.get("dense"))
+    assert listed > len(questions) * len(SHAPES) // 2  # the vector lists took part

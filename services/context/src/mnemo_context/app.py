@@ -19,6 +19,7 @@ from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.migrate import package_migrations
+from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema import subjects
 from mnemo_schema.context_queries import (
     ContextQuery,
@@ -52,7 +53,12 @@ def build_engine(
         else None
     )  # fmt: skip
     config = EngineConfig(query_cache=settings.query_cache, query_cache_s=settings.query_cache_s)
-    return RetrievalEngine(PostgresEvidence(pool), memory, reranker=reranker, config=config)
+    # Observation vectors in this database are searched in the reads' own statements.
+    index = memory.index if memory is not None else None
+    vectors = index if isinstance(index, PgVectorIndex) and index.in_database_of(pool) else None
+    return RetrievalEngine(
+        PostgresEvidence(pool, vectors), memory, reranker=reranker, config=config
+    )
 
 
 async def build_service(

@@ -22,12 +22,22 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
-from mnemo_context.ports import Confinement, EvidenceReads, ObservationRow, PassageHit, Reranker
+from mnemo_context.ports import (
+    Confinement,
+    EvidenceReads,
+    Lists,
+    ListsAsk,
+    ObservationAsk,
+    ObservationRow,
+    PassageAsk,
+    PassageHit,
+    Reranker,
+)
 from mnemo_context.ranking import Found, Gathered, rank_messages, rank_observations
 from mnemo_context.understanding import Understanding, named_peers, understand
 from mnemo_runtime.embeddings import Vector
@@ -35,6 +45,7 @@ from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compil
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
 from mnemo_schema.filters import CONCLUSION_FIELDS, MESSAGE_FIELDS
+from mnemo_schema.observations import Level
 from mnemo_schema.retrieval import (
     COMPONENTS,
     Component,
@@ -173,63 +184,93 @@ class RetrievalEngine:
         rep = q.in_representation
         senders = [q.observed] if rep and q.observed else [q.peer_id] if q.peer_id else None
         observer = q.observer if rep else None
-        levels: list[str] | None = list(q.levels) if q.levels else None
+        levels: list[Level] | None = list(q.levels) if q.levels else None
         # Passages are read deeper when messages are asked for (a long message's passages fill
         # several places); only to lift observations, the list depth does.
         passage_depth = MESSAGE_PASSAGE_DEPTH * depth if q.messages else depth
         distinct = 2 * depth if q.messages else depth
-        found = Found()
-        tasks: dict[str, asyncio.Future[Any]] = {}
-        if "lexical" in on and want_m:
-            tasks["m.lexical"] = _start(
-                self._reads.lexical_passages(
-                    ws, q.query, senders=senders, observer=observer, confine=confine,
-                    limit=passage_depth,
-                )
-            )  # fmt: skip
-        if "lexical" in on and want_o:
-            tasks["o.lexical"] = _start(
-                self._reads.lexical_observations(
-                    ws, q.query, scopes, levels=levels, confine=confine, limit=depth
-                )
-            )
-        # Embedded after the lexical reads are sent: a short query embeds on the event loop's
+        passages = (
+            PassageAsk(senders, observer, confine, passage_depth, distinct) if want_m else None
+        )
+        observations = (
+            ObservationAsk(scopes, levels, confine, depth, cite=facts and bool(q.observations))
+            if want_o
+            else None
+        )
+        reads: list[tuple[str, asyncio.Future[Lists]]] = []
+        indexed: asyncio.Future[list[list[VectorHit]]] | None = None
+        if "lexical" in on and (want_m or want_o):
+            ask = ListsAsk(passages, observations)
+            reads.append(("lexical", _start(self._reads.lexical(ws, q.query, ask))))
+        # Embedded after the lexical lists are sent: a short query embeds on the event loop's
         # thread, and Postgres answers them on another core meanwhile.
         if "dense" in on and self._memory is not None and (want_m or want_o):
-            tasks["vector"] = _start(self._query_vector(ws, q.query))
-        if "vector" in tasks and self._memory is not None:
-            vector = await tasks["vector"]
-            if want_m:
-                tasks["m.dense"] = _start(
-                    self._reads.dense_passages(
-                        ws, vector, self._memory.embedder.model_name,
-                        sender=senders[0] if senders else None, observer=observer,
-                        confine=confine, limit=passage_depth,
-                    )
-                )  # fmt: skip
-            if want_o:
-                filters = SearchFilters.of(levels=q.levels or None)
-                index = self._memory.index
+            vector = await self._query_vector(ws, q.query)
+            model = self._memory.embedder.model_name
+            if passages is not None:
+                # Only scoping the rows of the observations citing the passages found.
+                scoping = replace(observations, listed=False) if observations else None
+                ask = ListsAsk(passages, scoping)
+                reads.append(("dense", _start(self._reads.dense(ws, vector, model, ask))))
+            if observations is not None:
+                # The index knows neither a caller's filter nor an observation's provenance:
+                # what it finds is narrowed by the rows, so a confined query reads deeper.
                 confined = confine.sessions is not None or confine.observations is not None
-                limit = depth * CONFINED_DEPTH if confined else depth
-                tasks["o.dense"] = _start(
-                    asyncio.gather(
-                        *(index.search(vector, s, limit=limit, filters=filters) for s in scopes)
-                    )
+                nearest = replace(
+                    observations, limit=depth * CONFINED_DEPTH if confined else depth, cite=False
                 )
-        if "m.lexical" in tasks:
-            found.passages["lexical"] = naming(await tasks["m.lexical"], distinct)
-        if "m.dense" in tasks:
-            found.passages["dense"] = naming(await tasks["m.dense"], distinct)
-        if "o.lexical" in tasks:
-            found.observations["lexical"] = [i for i, _ in await tasks["o.lexical"]]
-        if "o.dense" in tasks:
-            hits: list[VectorHit] = sorted(
-                (h for hs in await tasks["o.dense"] for h in hs), key=lambda h: -h.score
-            )
+                if self._reads.searches_observations:
+                    ask = ListsAsk(None, nearest)
+                    reads.append(("dense", _start(self._reads.dense(ws, vector, model, ask))))
+                else:
+                    index, filters = self._memory.index, SearchFilters.of(levels=levels)
+                    indexed = _start(
+                        asyncio.gather(
+                            *(index.search(vector, s, limit=nearest.limit, filters=filters)
+                              for s in scopes)
+                        )
+                    )  # fmt: skip
+        return await self._found(ws, scopes, observations, reads, indexed)
+
+    async def _found(
+        self,
+        ws: str,
+        scopes: list[Scope],
+        observations: ObservationAsk | None,
+        reads: list[tuple[str, asyncio.Future[Lists]]],
+        indexed: asyncio.Future[list[list[VectorHit]]] | None,
+    ) -> Found:
+        """The lists as they came in, and the rows they point at, as one read would give them:
+        each observation once, each message's citing observations oldest first."""
+        found = Found()
+        rows: dict[str, ObservationRow] = {}
+        cites: set[tuple[str, str]] = set()
+        for name, read in reads:
+            got = await read
+            if got.passages:
+                found.passages[name] = got.passages
+            if got.observations:
+                found.observations[name] = [i for i, _ in got.observations]
+                if name == "dense":
+                    found.distances = {i: 1.0 - score for i, score in got.observations}
+            rows |= {r.id: r for r in got.rows}
+            cites.update(got.cites)
+        if indexed is not None and observations is not None:
+            # Best first; equal scores by id, as the in-database search orders them.
+            hits = sorted((h for hs in await indexed for h in hs), key=lambda h: (-h.score, h.id))
             found.observations["dense"] = [h.id for h in hits]
             found.distances = {h.id: h.distance for h in hits}
-        await self._rows(ws, q, scopes, levels, found, facts, confine)
+            unread = [h.id for h in hits if h.id not in rows]
+            got_rows, _ = await self._reads.observation_rows(
+                ws, unread, [], scopes, levels=observations.levels, confine=observations.confine
+            )
+            rows |= {r.id: r for r in got_rows}
+        found.rows = {r.id: r for r in sorted(rows.values(), key=lambda r: (r.created_at, r.id))}
+        for mid, oid in sorted(cites, key=lambda c: (rows[c[1]].created_at, c[1], c[0])):
+            found.citing.setdefault(mid, []).append(oid)
+        # Observations the index still holds but the store no longer does (deleted) drop out.
+        for name, ranking in found.observations.items():
+            found.observations[name] = [i for i in ranking if i in found.rows]
         return found
 
     async def _query_vector(self, ws: str, text: str) -> Vector:
@@ -249,31 +290,6 @@ class RetrievalEngine:
         while len(self._vectors) > self._config.query_cache:
             self._vectors.popitem(last=False)
         return vector
-
-    async def _rows(
-        self,
-        ws: str,
-        q: RetrievalQuery,
-        scopes: list[Scope],
-        levels: list[str] | None,
-        found: Found,
-        facts: bool,
-        confine: Confinement,
-    ) -> None:
-        """Rows of the observations found, and (for facts) those citing the messages found."""
-        ids = list(dict.fromkeys(i for ranking in found.observations.values() for i in ranking))
-        mids: list[str] = []
-        if facts and q.observations:
-            mids = list(dict.fromkeys(h.message_id for hs in found.passages.values() for h in hs))
-        got, cites = await self._reads.observation_rows(
-            ws, ids, mids, scopes, levels=levels, confine=confine
-        )
-        found.rows = {r.id: r for r in got}
-        for mid, oid in cites:
-            found.citing.setdefault(mid, []).append(oid)
-        # Observations the index still holds but the store no longer does (deleted) drop out.
-        for name, ranking in found.observations.items():
-            found.observations[name] = [i for i in ranking if i in found.rows]
 
     def _understanding(
         self,
@@ -352,19 +368,6 @@ class RetrievalEngine:
         for i, s in zip(ids, given, strict=True):
             scores[i] = float(s)
         return [i for _, i in sorted(zip(given, ids, strict=True), key=lambda p: -p[0])]
-
-
-def naming(hits: Sequence[PassageHit], messages: int) -> list[PassageHit]:
-    """The first of ``hits`` (best first) up to the one naming the ``messages``-th message."""
-    seen: set[str] = set()
-    out: list[PassageHit] = []
-    for h in hits:
-        if h.message_id not in seen:
-            if len(seen) == messages:
-                break
-            seen.add(h.message_id)
-        out.append(h)
-    return out
 
 
 def _passage_text(content: str, hit: PassageHit | None) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -142,6 +142,55 @@ class ObservationRow:
         return self.observed_at or self.created_at
 
 
+@dataclass(frozen=True)
+class PassageAsk:
+    """A list of message passages: of ``senders`` (any when None), visible to ``observer``,
+    within ``confine``; ``limit`` passages, cut where the next one would name a message beyond
+    the ``distinct``-th (a long message's passages fill several places each)."""
+
+    senders: Sequence[str] | None
+    observer: str | None
+    confine: Confinement
+    limit: int
+    distinct: int
+
+
+@dataclass(frozen=True)
+class ObservationAsk:
+    """Live observations of ``scopes`` (of ``levels``, within ``confine``): a list ``limit``
+    long if ``listed``; with ``cite``, the rows also take those citing the passages listed."""
+
+    scopes: Sequence[Scope]
+    levels: Sequence[Level] | None
+    confine: Confinement
+    limit: int
+    cite: bool = False
+    listed: bool = True
+
+
+@dataclass(frozen=True)
+class ListsAsk:
+    """What one round trip of lists reads. ``observations`` also scopes the rows: without it,
+    no rows are read."""
+
+    passages: PassageAsk | None = None
+    observations: ObservationAsk | None = None
+
+
+@dataclass
+class Lists:
+    """One round trip's lists, best first, and the rows of the observations they point at."""
+
+    passages: list[PassageHit] = field(default_factory=list)
+    observations: list[tuple[str, float]] = field(default_factory=list)
+    """(id, score): BM25, or cosine similarity for a vector list."""
+    rows: list[ObservationRow] = field(default_factory=list)
+    """The live observations inside the scopes among those listed and (``cite``) those citing a
+    passage's message; by (created_at, id)."""
+    cites: list[tuple[str, str]] = field(default_factory=list)
+    """(message id, observation id) for each citation of a listed passage's message."""
+
+
 class EvidenceReads(Protocol):
     """What the retrieval engine reads: ranked candidates from each index, then their rows."""
 
@@ -149,44 +198,19 @@ class EvidenceReads(Protocol):
         """Every peer of the workspace, with the names (besides its id) it goes by."""
         ...
 
-    async def lexical_passages(
-        self,
-        ws: str,
-        query: str,
-        *,
-        senders: Sequence[str] | None,
-        observer: str | None,
-        confine: Confinement,
-        limit: int,
-    ) -> list[PassageHit]:
-        """Passages by BM25, best first: of ``senders`` (any when None), visible to ``observer``."""
+    async def lexical(self, ws: str, query: str, ask: ListsAsk) -> Lists:
+        """BM25 lists of passages and observations, and the rows they point at: one round trip."""
         ...
 
-    async def dense_passages(
-        self,
-        ws: str,
-        vector: VectorLike,
-        model: str,
-        *,
-        sender: str | None,
-        observer: str | None,
-        confine: Confinement,
-        limit: int,
-    ) -> list[PassageHit]:
-        """Passages nearest ``vector`` among those embedded by ``model``, best first."""
+    async def dense(self, ws: str, vector: VectorLike, model: str, ask: ListsAsk) -> Lists:
+        """Lists of the passages (embedded by ``model``) and, if ``searches_observations``, the
+        observations nearest ``vector``, and the rows they point at: one round trip."""
         ...
 
-    async def lexical_observations(
-        self,
-        ws: str,
-        query: str,
-        scopes: Sequence[Scope],
-        *,
-        levels: Sequence[str] | None,
-        confine: Confinement,
-        limit: int,
-    ) -> list[tuple[str, float]]:
-        """Live observations of ``scopes`` by BM25, best first, as (id, score)."""
+    @property
+    def searches_observations(self) -> bool:
+        """Whether ``dense`` searches observation vectors itself (they live in its database);
+        otherwise the engine asks the vector index and reads their rows after."""
         ...
 
     async def observation_rows(

@@ -175,23 +175,45 @@ class PgVectorIndex:
         scope = require_scope(scope)
         self._ready()
         min_score = check_search(limit, max_distance)
-        query = vector_literal(check_vector(query_vector, self._dimension))
-        where, params = _where(scope, filters)
-        sql = (
-            f"SELECT id, level, session_id, created_at, -(embedding <#> %s::vector) AS score"
-            f" FROM {self._table} WHERE {where} ORDER BY embedding <#> %s::vector LIMIT %s"
-        )
+        sql, params = self.nearest(scope, limit=limit, filters=filters)
+        params["v"] = vector_literal(check_vector(query_vector, self._dimension))
         async with self._pool.connection() as conn:
             # Planned for these values, whatever the connection's plan cache mode: a small
             # representation takes the B-tree and an exact sort, a large one the graph (a
             # generic plan would pick one for all).
             cur = literal_cursor(conn)
-            await cur.execute(sql, [query, *params, query, limit])
+            await cur.execute(
+                f"SELECT n.id, n.level, n.session_id, n.created_at, -n.d AS score FROM ({sql}) n",
+                params,
+            )
             rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
         hits = [VectorHit(str(r["id"]), float(r["score"]), _payload(scope, r)) for r in rows]
         # Iterative scans return rows in nearly, not strictly, increasing distance.
         hits.sort(key=lambda h: h.score, reverse=True)
         return [h for h in hits if min_score is None or h.score >= min_score]
+
+    def nearest(
+        self, scope: Scope, *, limit: int, filters: SearchFilters | None = None, key: str = "s"
+    ) -> tuple[str, dict[str, Any]]:
+        """A statement of the ``limit`` points of ``scope`` nearest the vector in parameter
+        ``%(v)s`` (``vector_literal``'s form), as rows of (id, level, session_id, created_at,
+        d), d the inner-product distance (lower is nearer); its other parameters are named
+        after ``key``. For a reader that runs it inside a statement of its own, planned for its
+        values as ``search`` runs it (the nearest order comes off the graph only for a
+        distance that is a value the plan knows)."""
+        scope = require_scope(scope)
+        self._ready()
+        check_search(limit, None)
+        where, params = _where(scope, filters, key)
+        sql = (
+            f"SELECT id, level, session_id, created_at, embedding <#> %(v)s::vector AS d"
+            f" FROM {self._table} WHERE {where} ORDER BY d LIMIT %({key}_limit)s"
+        )
+        return sql, {**params, f"{key}_limit": limit}
+
+    def in_database_of(self, pool: AsyncConnectionPool) -> bool:
+        """Whether ``pool`` reaches the database this index's table lives in (``nearest``)."""
+        return pool is self._pool
 
     async def count(self, scope: Scope) -> int:
         """How many points `scope` holds."""
@@ -220,22 +242,28 @@ def _pair(row: Any) -> tuple[int, str]:
     return int(values[0]), str(values[1])
 
 
-def _where(scope: Scope, filters: SearchFilters | None) -> tuple[str, list[Any]]:
-    clauses = ["workspace = %s", "observer = %s", "observed = %s"]
-    params: list[Any] = [scope.workspace, scope.observer, scope.observed]
+def _where(
+    scope: Scope, filters: SearchFilters | None, key: str = "s"
+) -> tuple[str, dict[str, Any]]:
+    """Conditions on a point of ``scope`` passing ``filters``, their parameters named after
+    ``key``."""
+    clauses = [f"workspace = %({key}_ws)s", f"observer = %({key}_observer)s",
+               f"observed = %({key}_observed)s"]  # fmt: skip
+    params: dict[str, Any] = {f"{key}_ws": scope.workspace, f"{key}_observer": scope.observer,
+                              f"{key}_observed": scope.observed}  # fmt: skip
     if filters is not None:
         if filters.levels is not None:
-            clauses.append("level = ANY(%s)")
-            params.append(sorted(filters.levels))
+            clauses.append(f"level = ANY(%({key}_levels)s)")
+            params[f"{key}_levels"] = sorted(filters.levels)
         if filters.session_id is not None:
-            clauses.append("session_id = %s")
-            params.append(filters.session_id)
+            clauses.append(f"session_id = %({key}_session)s")
+            params[f"{key}_session"] = filters.session_id
         if filters.created_since is not None:
-            clauses.append("created_at >= %s")
-            params.append(filters.created_since)
+            clauses.append(f"created_at >= %({key}_since)s")
+            params[f"{key}_since"] = filters.created_since
         if filters.created_before is not None:
-            clauses.append("created_at < %s")
-            params.append(filters.created_before)
+            clauses.append(f"created_at < %({key}_before)s")
+            params[f"{key}_before"] = filters.created_before
     return " AND ".join(clauses), params
 
 
