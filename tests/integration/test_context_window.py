@@ -103,6 +103,9 @@ async def test_window_page_can_start_after_the_newest_summaries(fresh_database, 
                      covers, covers),
                 )  # fmt: skip
         reads = PostgresReads(pool)
+        newest = await reads.latest_summaries(workspace, "s")
+        assert {kind: s.message_seq for kind, s in newest.items()} == {"short": 95, "long": 70}
+        assert await reads.latest_summaries(workspace, "none") == {}
         for limit, budget in ((100, 1000), (10, 1000), (100, 11)):
             got = await reads.window_page(workspace, "s", None, None, limit, budget)
             assert got.after_seq == 70

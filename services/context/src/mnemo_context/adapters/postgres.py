@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 from psycopg_pool import AsyncConnectionPool
 from pydantic import TypeAdapter
@@ -11,17 +11,22 @@ from pydantic import TypeAdapter
 from mnemo_context.domain import Observation
 from mnemo_context.ports import StoredSummary, WindowPage
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
+from mnemo_schema.summaries import SummaryType
 
 MSG_COLS = (
     "workspace AS workspace_id, id, session_id, seq, peer_id, content, metadata, token_count,"
     " created_at"
 )
-# The oldest coverage among a session's newest summary of each type; 0 without summaries.
-_SUMMARIZED = (
-    "SELECT coalesce(min(message_seq), 0)::bigint AS after FROM (SELECT DISTINCT ON"
-    " (summary_type) message_seq FROM summaries WHERE workspace = %(ws)s AND session_id = %(sid)s"
-    " ORDER BY summary_type, seq DESC) AS newest"
+# A session's newest summary of each type: one probe of the key per type, however many
+# summaries the session has kept (a long session keeps thousands).
+_KINDS = ", ".join(f"('{kind}')" for kind in get_args(SummaryType))
+_NEWEST = (
+    f"(VALUES {_KINDS}) AS t(kind) CROSS JOIN LATERAL (SELECT * FROM summaries s"
+    " WHERE s.workspace = %(ws)s AND s.session_id = %(sid)s AND s.summary_type = t.kind"
+    " ORDER BY s.seq DESC LIMIT 1) AS newest"
 )
+# The oldest coverage among a session's newest summary of each type; 0 without summaries.
+_SUMMARIZED = f"SELECT coalesce(min(message_seq), 0)::bigint AS after FROM {_NEWEST}"
 MSG_JSON = ", ".join(
     f"'{key}', {column}"
     for key, column in (
@@ -75,11 +80,7 @@ class PostgresReads:
             return await cur.fetchall()  # type: ignore[return-value]
 
     async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
-        rows = await self._all(
-            "SELECT DISTINCT ON (summary_type) * FROM summaries"
-            " WHERE workspace = %s AND session_id = %s ORDER BY summary_type, seq DESC",
-            (ws, session_id),
-        )
+        rows = await self._all(f"SELECT newest.* FROM {_NEWEST}", {"ws": ws, "sid": session_id})
         return {r["summary_type"]: _summary(r) for r in rows}
 
     async def window_page(
