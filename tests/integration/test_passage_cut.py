@@ -80,3 +80,42 @@ async def test_a_long_message_is_cut_in_windows_and_another_cut_is_made_again(fr
             assert (await cur.fetchone())["model"] == vectors_of(embedder.model_name)  # type: ignore[index]
     finally:
         await pool.close()
+
+
+async def test_passages_made_before_the_split_are_moved_into_partitions(fresh_database):
+    # The table as it was made before passages were split by workspace, with one message's
+    # passages in it: starting the projection moves them, and the search reads them as before.
+    embedder = build_embedder("minilm", workers=1)
+    projection = PassageProjection(embedder)
+    pool = await open_pool(fresh_database)
+    try:
+        async with pool.connection() as conn:
+            await projection.setup(conn)
+            async with conn.transaction():
+                await projection.apply(conn, [(1, posted(LONG))])
+            cur = await conn.execute("SELECT * FROM message_passages ORDER BY passage")
+            before = await cur.fetchall()
+            await conn.execute("CREATE TABLE unsplit AS SELECT * FROM message_passages")
+            await conn.execute("DROP TABLE message_passages")
+            await conn.execute("ALTER TABLE unsplit RENAME TO message_passages")
+            await conn.execute(
+                "ALTER TABLE message_passages ADD PRIMARY KEY (workspace, message_id, passage)"
+            )
+            await conn.execute(
+                "CREATE INDEX message_passages_hnsw ON message_passages"
+                " USING hnsw (embedding halfvec_ip_ops)"
+            )
+            await conn.commit()
+            await projection.setup(conn)
+            cur = await conn.execute(
+                "SELECT relkind::text AS kind FROM pg_class WHERE relname = 'message_passages'"
+            )
+            assert (await cur.fetchone())["kind"] == "p"  # type: ignore[index]
+            cur = await conn.execute("SELECT * FROM message_passages ORDER BY passage")
+            assert await cur.fetchall() == before
+            cur = await conn.execute(
+                "SELECT count(*) AS n FROM pg_indexes WHERE tablename = 'message_passages'"
+            )
+            assert (await cur.fetchone())["n"] == 4  # type: ignore[index]
+    finally:
+        await pool.close()

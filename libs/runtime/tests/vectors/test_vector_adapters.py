@@ -100,3 +100,73 @@ async def test_pgvector_points_commit_and_roll_back_with_the_callers_transaction
         await index.upsert([_point("kept", 1.0), _point("gone", 0.0, 1.0)], conn=conn)
         await index.delete(["gone"], conn=conn)
     assert [h.id for h in await index.search(np.array([1.0, 0, 0, 0]), SCOPE)] == ["kept"]
+
+
+# The table as it was made before the vectors were split by workspace.
+UNSPLIT = """
+CREATE TABLE {t} (id text PRIMARY KEY, workspace text NOT NULL, observer text NOT NULL,
+    observed text NOT NULL, level text NOT NULL, session_id text,
+    created_at double precision NOT NULL, embedding vector(4) NOT NULL);
+CREATE INDEX {t}_by_scope ON {t} (workspace, observer, observed);
+CREATE INDEX {t}_hnsw ON {t} USING hnsw (embedding vector_ip_ops) WITH (m = 16, ef_construction = 64);
+"""
+
+
+@pytest.mark.integration
+async def test_pgvector_moves_a_table_made_before_the_split_into_partitions(pg_pool) -> None:
+    table = f"unsplit_{uuid.uuid4().hex[:12]}"
+    async with pg_pool.connection() as conn:
+        await conn.execute(UNSPLIT.format(t=table))
+        await conn.execute(
+            "INSERT INTO vector_indexes (name, dimension, model) VALUES (%s, 4, 'm')", (table,)
+        )
+        for i in range(40):
+            ws = f"w{i % 5}"
+            await conn.execute(
+                f"INSERT INTO {table} VALUES (%s, %s, 'alice', 'bob', 'explicit', NULL, 1.0, %s)",
+                (f"o{i}", ws, f"[{1 + i % 3}, {i % 2}, 0.5, 0]"),
+            )
+    index = PgVectorIndex(pg_pool, table)
+    await index.ensure(4, "m")
+    await index.ensure(4, "m")  # a second start finds it split: nothing moves
+    async with pg_pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT c.relkind::text AS kind, (SELECT count(*) FROM pg_inherits i"
+            " WHERE i.inhparent = c.oid) AS parts FROM pg_class c WHERE c.relname = %s",
+            (table,),
+        )
+        assert await cur.fetchone() == {"kind": "p", "parts": 16}
+        cur = await conn.execute(f"SELECT count(*) AS n FROM {table}")
+        assert await cur.fetchone() == {"n": 40}
+    found = await index.search(np.array([1.0, 0, 0, 0]), Scope("w3", "alice", "bob"), limit=20)
+    assert sorted(h.id for h in found) == sorted(f"o{i}" for i in range(40) if i % 5 == 3)
+    # Written and deleted as before, in the partition of its workspace.
+    await index.upsert([_point("o3", 0.0, 1.0)])
+    await index.delete(["o8"])
+    assert await index.count(SCOPE) == 8 + 1
+
+
+@pytest.mark.integration
+async def test_pgvector_keeps_each_workspaces_points_apart(pg_pool) -> None:
+    # Split by workspace, a point is keyed by (workspace, id): one workspace's write of an id
+    # never replaces another's point.
+    index = PgVectorIndex(pg_pool, f"apart_{uuid.uuid4().hex[:12]}")
+    await index.ensure(4, "m")
+    mine, theirs = Scope("w1", "alice", "bob"), Scope("w2", "alice", "bob")
+    payload = ObservationPayload("w2", "alice", "bob", "explicit", created_at=1.0)
+    await index.upsert([_point("same", 1.0)])
+    await index.upsert([VectorPoint("same", np.array([0, 1.0, 0, 0], dtype=np.float32), payload)])
+    assert [h.score for h in await index.search(np.array([1.0, 0, 0, 0]), mine)] == [
+        pytest.approx(1.0)
+    ]
+    assert [h.score for h in await index.search(np.array([1.0, 0, 0, 0]), theirs)] == [
+        pytest.approx(0.0, abs=1e-6)
+    ]
+    async with pg_pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT tableoid::regclass::text AS part FROM "
+            + index.table
+            + " WHERE workspace = 'w1' LIMIT 1"
+        )
+        row = await cur.fetchone()
+    assert row is not None and row["part"].startswith(index.table + "_p")

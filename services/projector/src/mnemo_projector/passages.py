@@ -30,6 +30,7 @@ from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import schema_lock
+from mnemo_runtime.pg_partitions import kind_of, partitions_ddl, repartition
 from mnemo_runtime.tokens import token_spans
 from mnemo_runtime.vectors.pgvector import vector_literal
 from mnemo_schema import subjects
@@ -79,7 +80,9 @@ def embedded_text(sender: str, passage: str) -> str:
     return f"{sender}: {passage}"
 
 
-DDL = """
+def ddl(dimension: int) -> tuple[str, str]:
+    """The passages' table, split by workspace (``pg_partitions``), and its indexes."""
+    create = f"""
 CREATE TABLE IF NOT EXISTS message_passages (
     workspace text NOT NULL,
     message_id text NOT NULL,
@@ -95,12 +98,15 @@ CREATE TABLE IF NOT EXISTS message_passages (
     embedding halfvec({dimension}),
     embedding_model text NOT NULL,
     PRIMARY KEY (workspace, message_id, passage)
-);
+) PARTITION BY HASH (workspace);
+{partitions_ddl("message_passages")}"""
+    indexes = """
 CREATE INDEX IF NOT EXISTS message_passages_by_sender ON message_passages (workspace, peer_id);
 CREATE INDEX IF NOT EXISTS message_passages_by_session ON message_passages (workspace, session_id);
 CREATE INDEX IF NOT EXISTS message_passages_hnsw ON message_passages
     USING hnsw (embedding halfvec_ip_ops) WITH (m = 16, ef_construction = 64);
 """
+    return create, indexes
 
 
 class PassageProjection:
@@ -134,7 +140,12 @@ class PassageProjection:
                 await conn.execute("DELETE FROM search_df WHERE kind = 'm'")
                 await conn.execute("DELETE FROM search_docs WHERE kind = 'm'")
                 await positions.reset(conn, [PASSAGES])
-            await conn.execute(DDL.format(dimension=dim))
+            create, indexes = ddl(dim)
+            if await kind_of(conn, "message_passages") == "plain":
+                # Made before passages were split by workspace: moved, in this transaction.
+                await repartition(conn, "message_passages", create, indexes)
+            else:
+                await conn.execute(create + indexes)
             await conn.execute(
                 "INSERT INTO vector_indexes (name, dimension, model)"
                 " VALUES ('message_passages', %s, %s) ON CONFLICT (name) DO UPDATE"
