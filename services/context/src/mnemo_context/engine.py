@@ -60,6 +60,8 @@ T = TypeVar("T")
 SEARCH_PEERS = 16
 # How long the workspace's peer names are remembered (names only boost; staleness is harmless).
 PEERS_TTL_S = 5.0
+# Each list reads this many candidates per result asked for (and the configured depth at least).
+CANDIDATES_PER_RESULT = 3
 # A confined query's vector search reads this many times deeper: the index knows neither a
 # caller's filter nor an observation's provenance, so what it finds is narrowed by the rows.
 CONFINED_DEPTH = 3
@@ -177,7 +179,7 @@ class RetrievalEngine:
         confine: Confinement,
     ) -> Found:
         """The four lists (those that are on and needed), then the rows they point at."""
-        depth = max(self._config.depth, 3 * max(q.messages, q.observations))
+        depth = max(self._config.depth, CANDIDATES_PER_RESULT * max(q.messages, q.observations))
         facts = "facts" in on
         want_m = bool(q.messages) or (facts and bool(q.observations))
         want_o = bool(q.observations) or (facts and bool(q.messages))
