@@ -4,6 +4,7 @@ another cut (or model) dropped and made again from the log."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -34,15 +35,20 @@ def posted(text: str) -> MessagePosted:
     )  # fmt: skip
 
 
+async def projected(projection: PassageProjection, conn: Any) -> None:
+    """The projection's tables made, and LONG's passages in them."""
+    await projection.setup(conn)
+    async with conn.transaction():
+        await projection.apply(conn, [(1, posted(LONG))])
+
+
 async def test_a_long_message_is_cut_in_windows_and_another_cut_is_made_again(fresh_database):
     embedder = build_embedder("minilm", workers=1)
     projection = PassageProjection(embedder)
     pool = await open_pool(fresh_database)
     try:
         async with pool.connection() as conn:
-            await projection.setup(conn)
-            async with conn.transaction():
-                await projection.apply(conn, [(1, posted(LONG))])
+            await projected(projection, conn)
             cur = await conn.execute(
                 "SELECT start_char, end_char, parts FROM message_passages ORDER BY passage"
             )
@@ -84,15 +90,12 @@ async def test_a_long_message_is_cut_in_windows_and_another_cut_is_made_again(fr
 
 async def test_passages_made_before_the_split_are_moved_into_partitions(fresh_database):
     # The table as it was made before passages were split by workspace, with one message's
-    # passages in it: starting the projection moves them, and the search reads them as before.
-    embedder = build_embedder("minilm", workers=1)
-    projection = PassageProjection(embedder)
+    # passages in it: starting the projection moves them, with every row and index.
+    projection = PassageProjection(build_embedder("minilm", workers=1))
     pool = await open_pool(fresh_database)
     try:
         async with pool.connection() as conn:
-            await projection.setup(conn)
-            async with conn.transaction():
-                await projection.apply(conn, [(1, posted(LONG))])
+            await projected(projection, conn)
             cur = await conn.execute("SELECT * FROM message_passages ORDER BY passage")
             before = await cur.fetchall()
             await conn.execute("CREATE TABLE unsplit AS SELECT * FROM message_passages")
@@ -110,12 +113,12 @@ async def test_passages_made_before_the_split_are_moved_into_partitions(fresh_da
             cur = await conn.execute(
                 "SELECT relkind::text AS kind FROM pg_class WHERE relname = 'message_passages'"
             )
-            assert (await cur.fetchone())["kind"] == "p"  # type: ignore[index]
+            assert await cur.fetchone() == {"kind": "p"}
             cur = await conn.execute("SELECT * FROM message_passages ORDER BY passage")
             assert await cur.fetchall() == before
             cur = await conn.execute(
                 "SELECT count(*) AS n FROM pg_indexes WHERE tablename = 'message_passages'"
             )
-            assert (await cur.fetchone())["n"] == 4  # type: ignore[index]
+            assert await cur.fetchone() == {"n": 4}
     finally:
         await pool.close()

@@ -226,12 +226,11 @@ class RetrievalEngine:
                     reads.append(("dense", _start(self._reads.dense(ws, vector, model, ask))))
                 else:
                     index, filters = self._memory.index, SearchFilters.of(levels=levels)
-                    indexed = _start(
-                        asyncio.gather(
-                            *(index.search(vector, s, limit=nearest.limit, filters=filters)
-                              for s in scopes)
-                        )
-                    )  # fmt: skip
+                    searches = [
+                        index.search(vector, s, limit=nearest.limit, filters=filters)
+                        for s in scopes
+                    ]
+                    indexed = _start(asyncio.gather(*searches))
         return await self._found(ws, scopes, observations, reads, indexed)
 
     async def _found(

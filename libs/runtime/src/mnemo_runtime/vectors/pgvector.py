@@ -265,10 +265,12 @@ def _where(
 ) -> tuple[str, dict[str, Any]]:
     """Conditions on a point of ``scope`` passing ``filters``, their parameters named after
     ``key``."""
-    clauses = [f"workspace = %({key}_ws)s", f"observer = %({key}_observer)s",
-               f"observed = %({key}_observed)s"]  # fmt: skip
-    params: dict[str, Any] = {f"{key}_ws": scope.workspace, f"{key}_observer": scope.observer,
-                              f"{key}_observed": scope.observed}  # fmt: skip
+    clauses = [f"{column} = %({key}_{column})s" for column in ("workspace", "observer", "observed")]
+    params: dict[str, Any] = {
+        f"{key}_workspace": scope.workspace,
+        f"{key}_observer": scope.observer,
+        f"{key}_observed": scope.observed,
+    }
     if filters is not None:
         if filters.levels is not None:
             clauses.append(f"level = ANY(%({key}_levels)s)")

@@ -110,7 +110,7 @@ class PostgresEvidence:
             sql, values = lists.lexical_observations(ask.observations)
             ctes.append(sql)
             params |= values
-        return await self._lists(ctes, params, ask, listed, literal=False)
+        return await self._lists(ctes, params, ask, listed, False)
 
     async def dense(self, ws: str, vector: VectorLike, model: str, ask: ListsAsk) -> Lists:
         ctes: list[str] = []
@@ -125,22 +125,21 @@ class PostgresEvidence:
         if wanted is not None and listed and self._vectors is not None:
             searches = []
             for i, scope in enumerate(wanted.scopes):
+                levels = SearchFilters.of(levels=wanted.levels or None)
                 sql, values = self._vectors.nearest(
-                    scope, limit=wanted.limit,
-                    filters=SearchFilters.of(levels=wanted.levels or None), key=f"s{i}",
-                )  # fmt: skip
+                    scope, limit=wanted.limit, filters=levels, key=f"s{i}"
+                )
                 searches.append(sql)
                 params |= values
             ctes.append(lists.nearest_observations(searches))
         elif listed:
             raise ValueError("no observation vectors here to list: ask the vector index")
         # Planned for these values (never a generic plan): see ``lists.dense_passages``.
-        return await self._lists(ctes, params, ask, listed, literal=True)
+        return await self._lists(ctes, params, ask, listed, True)
 
     async def _lists(
-        self, ctes: list[str], params: dict[str, Any], ask: ListsAsk, listed: bool, *,
-        literal: bool,
-    ) -> Lists:  # fmt: skip
+        self, ctes: list[str], params: dict[str, Any], ask: ListsAsk, listed: bool, literal: bool
+    ) -> Lists:
         """The lists of ``ctes`` (``pc`` passages, ``ol`` observations if ``listed``) and the
         rows they point at, in one statement."""
         passages = ask.passages is not None

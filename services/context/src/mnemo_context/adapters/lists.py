@@ -165,9 +165,8 @@ def dense_passages(ask: PassageAsk, vector: str, model: str) -> tuple[str, dict[
         " -d AS score FROM dp),"
         f"{_cut('lp')}"
     )
-    return sql, {
-        **params, "v": vector, "model": model, "limit": ask.limit, "distinct": ask.distinct
-    }  # fmt: skip
+    values = {"v": vector, "model": model, "limit": ask.limit, "distinct": ask.distinct}
+    return sql, {**params, **values}
 
 
 def lexical_observations(ask: ObservationAsk) -> tuple[str, dict[str, Any]]:
@@ -191,9 +190,13 @@ def nearest_observations(searches: Sequence[str]) -> str:
 
 
 def rows(
-    scopes: Sequence[Scope], levels: Sequence[str] | None, confine: Confinement, *, cite: bool,
+    scopes: Sequence[Scope],
+    levels: Sequence[str] | None,
+    confine: Confinement,
+    *,
+    cite: bool,
     listed: bool,
-) -> tuple[str, dict[str, Any]]:  # fmt: skip
+) -> tuple[str, dict[str, Any]]:
     """A CTE ``rows``: the live observations inside ``scopes`` (of ``levels``, within
     ``confine``) among those ``listed``
     (``ol``) and (``cite``) those citing a message of ``pc``, each once, with the messages of
