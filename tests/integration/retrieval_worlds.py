@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_bench.cases import Case
+from mnemo_bench.cases import Case, Turn
 from mnemo_bench.readers import read_locomo
 from mnemo_context.app import build_engine
 from mnemo_context.engine import RetrievalEngine
@@ -24,6 +24,7 @@ from mnemo_deriver.local import derive
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
 from mnemo_projector.passages import PassageProjection
+from mnemo_projector.positions import Projection
 from mnemo_runtime.deriver_contract import BatchMessage
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -63,10 +64,16 @@ def _message(ws: str, turn_id: str, speaker: str, text: str, at: object) -> Mess
 
 
 async def _apply(
-    pool: AsyncConnectionPool, projection: object, batch: list[tuple[int, Event]]
+    pool: AsyncConnectionPool, projection: Projection, batch: list[tuple[int, Event]]
 ) -> None:
     async with pool.connection() as conn, conn.transaction():
-        await projection.apply(conn, batch)  # type: ignore[attr-defined]
+        await projection.apply(conn, batch)
+
+
+def _at(turn: Turn) -> datetime:
+    """When a turn was said: every LoCoMo session these worlds read is dated."""
+    assert turn.at is not None, f"turn {turn.id} has no date"
+    return turn.at
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +88,7 @@ async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
     case, ws, pool, events = await _conversation(pg_url)
     turns = [t for s in case.sessions[:3] for t in s.turns]
     events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in turns]
-    last = turns[-1].at + timedelta(days=30)  # type: ignore[operator]
+    last = _at(turns[-1]) + timedelta(days=30)
     events.append(_message(ws, "D9:1", "Melanie", LONG, last))
     events.append(_message(ws, "D9:2", "Caroline", "I moved to Lisbon for a new job.", last))
     events.append(
@@ -172,7 +179,7 @@ async def derived(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
         events += [_message(ws, t.id, t.speaker, t.text, t.at) for t in session.turns]
         for speaker in ("Caroline", "Melanie"):
             batch = [
-                BatchMessage(i, t.speaker, t.text, t.at, is_context=t.speaker != speaker)  # type: ignore[arg-type]
+                BatchMessage(i, t.speaker, t.text, _at(t), is_context=t.speaker != speaker)
                 for i, t in enumerate(session.turns)
             ]
             for n, o in enumerate(derive(speaker, batch).observations):

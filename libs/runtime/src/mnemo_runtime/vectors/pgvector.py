@@ -8,8 +8,9 @@ leaves no point behind and an erasure removes row and vector together.
 Layout and search, measured at 100,000 observations in one representation plus 20,000 in others
 (dimension 384, two shared cores): an HNSW graph (m 16, ef_construction 64) over the points of
 each of 16 hash partitions by workspace (``pg_partitions``: a search walks only its own
-partition's graph, not every tenant's), maintained on insert, searched with iterative scans (``hnsw.iterative_scan = relaxed_order``, set
-for every pooled connection in ``pg.open_pool``) so a filter on the representation keeps
+partition's graph, not every tenant's), maintained on insert, searched with iterative scans
+(``hnsw.iterative_scan = relaxed_order``, set for every pooled connection in
+``pg.open_pool``) so a filter on the representation keeps
 scanning until it has ``limit`` rows: p50 1.1-1.7 ms, p95 3-7 ms. A small representation is
 served by the B-tree on its key and an exact sort (p50 0.5 ms): every search is planned for its
 own parameters (no prepared generic plan), so Postgres picks the path by the representation's

@@ -124,10 +124,10 @@ class PostgresEvidence:
         listed = wanted is not None and wanted.listed and bool(wanted.scopes)
         if wanted is not None and listed and self._vectors is not None:
             searches = []
+            filters = SearchFilters.of(levels=wanted.levels or None)
             for i, scope in enumerate(wanted.scopes):
-                levels = SearchFilters.of(levels=wanted.levels or None)
                 sql, values = self._vectors.nearest(
-                    scope, limit=wanted.limit, filters=levels, key=f"s{i}"
+                    scope, limit=wanted.limit, filters=filters, key=f"s{i}"
                 )
                 searches.append(sql)
                 params |= values
