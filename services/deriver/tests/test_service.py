@@ -432,6 +432,26 @@ async def test_a_representations_batches_are_published_in_order_whatever_the_slo
     assert seqs == sorted(seqs) and len(seqs) == 12
 
 
+@pytest.mark.parametrize(
+    ("token_target", "marks"),
+    [(1, [(2, 2), (4, 4)]), (1024, [(2, None), (4, 4)])],
+    ids=["a-batch-a-message", "one-batch"],
+)
+async def test_a_batchs_last_observation_says_which_messages_it_formed(token_target, marks):
+    # Only the second and fourth messages state a fact; a message a batch (the first two
+    # batches yield nothing), or the four in one batch.
+    svc, parts = service(local_deriver(), token_target=token_target)
+    s = Settled()
+    texts = ["How are you?", "I moved to Lisbon in March.", "Nice weather today.",
+             "I adopted a dog named Rex in May."]  # fmt: skip
+    await svc.deliver(
+        0, [s.delivery(i, posted(i, "a", t, [("a", "a")])) for i, t in enumerate(texts, 1)]
+    )
+    await svc.flush()
+    got = [(e.source_message_seqs[0], e.formed_through) for e in observed(parts["log"])]
+    assert got == marks
+
+
 async def test_a_released_partition_is_forgotten_and_its_work_done_afresh_by_the_next_owner():
     gate_open = False
 

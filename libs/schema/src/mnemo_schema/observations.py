@@ -43,6 +43,10 @@ class ObservationWritten(Envelope):
     # When the fact was stated (the source message's time), as opposed to when it was derived.
     observed_at: datetime | None = None
     origin: Origin = "deriver"
+    # On the last observation of a deriver's batch: the representation's messages up to this
+    # stream position are derived, and formed once this event is applied (the batch's other
+    # observations precede it in the log). The queue status counts them completed from then.
+    formed_through: int | None = Field(default=None, ge=1)
 
     def subject(self) -> str:
         return subjects.observation_subject(self.workspace, self.observer, self.observed)

@@ -292,7 +292,11 @@ class DeriverService:
         for d in extraction.dropped:
             log.info("deriver.dropped", reason=d.reason, observer=batch.key.observer)
         events = extraction.events
-        return max(await self._log.publish(events)) if events else 0
+        if not events:
+            return 0
+        # The last one says the batch is through: once it is applied, its messages are formed.
+        events[-1] = events[-1].model_copy(update={"formed_through": _newest(batch)})
+        return max(await self._log.publish(events))
 
     async def _park(self, batch: Batch, reason: str) -> None:
         k = batch.key

@@ -1,6 +1,7 @@
 """What the memory projection keeps of memory formation's other output, and what erasures take.
 
-Summaries and dreams go in as their events arrive. A deleted workspace, session or peer takes its
+Summaries and dreams go in as their events arrive, and so does how far each representation's
+messages are formed (``formed_lines``, for the queue status). A deleted workspace, session or peer takes its
 summaries and dreams along; the summaries an erasure of a message or a peer reaches are named by
 the eraser (``SummariesErased``, by the positions of their events), since which summaries cover
 a message is known from the log, not from this projection. ``ObservationsErased`` leaves nothing
@@ -10,11 +11,13 @@ vectors and postings) and, when the erasure takes it, the card.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from psycopg import AsyncConnection
 
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.events import Event, PeerDeleted, SessionDeleted, WorkspaceDeleted
-from mnemo_schema.observations import ObservationsErased
+from mnemo_schema.observations import ObservationsErased, ObservationWritten
 from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 
 
@@ -54,13 +57,31 @@ async def apply_formed(conn: AsyncConnection, seq: int, event: Event) -> None:
                 (event.workspace, event.session_id),
             )
         case PeerDeleted():
-            await conn.execute(
-                "DELETE FROM dreams WHERE workspace = %s AND %s IN (observer, observed)",
-                (event.workspace, event.peer_id),
-            )
+            for table in ("dreams", "formed_lines"):
+                await conn.execute(
+                    f"DELETE FROM {table} WHERE workspace = %s AND %s IN (observer, observed)",
+                    (event.workspace, event.peer_id),
+                )
         case WorkspaceDeleted():
-            await conn.execute("DELETE FROM summaries WHERE workspace = %s", (event.workspace,))
-            await conn.execute("DELETE FROM dreams WHERE workspace = %s", (event.workspace,))
+            for table in ("summaries", "dreams", "formed_lines"):
+                await conn.execute(f"DELETE FROM {table} WHERE workspace = %s", (event.workspace,))
+
+
+async def mark_formed(conn: AsyncConnection, events: Sequence[ObservationWritten]) -> None:
+    """Move each representation's formed line to the newest ``formed_through`` among
+    ``events`` (applied or rejected: the batch they close is through either way)."""
+    through: dict[tuple[str, str, str], int] = {}
+    for e in events:
+        if e.formed_through is not None:
+            key = (e.workspace, e.observer, e.observed)
+            through[key] = max(through.get(key, 0), e.formed_through)
+    for (ws, observer, observed), seq in sorted(through.items()):
+        await conn.execute(
+            "INSERT INTO formed_lines (workspace, observer, observed, through_seq)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (workspace, observer, observed)"
+            " DO UPDATE SET through_seq = GREATEST(formed_lines.through_seq, EXCLUDED.through_seq)",
+            (ws, observer, observed, seq),
+        )
 
 
 async def erase_observations(conn: AsyncConnection, e: ObservationsErased) -> list[str]:

@@ -26,7 +26,7 @@ from psycopg import AsyncConnection
 
 from mnemo_projector import lexicon
 from mnemo_projector.cited import LogMessages
-from mnemo_projector.formed import apply_formed, erase_observations
+from mnemo_projector.formed import apply_formed, erase_observations, mark_formed
 from mnemo_projector.grounding import CitedMessages, resolve, verdicts
 from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
@@ -160,6 +160,7 @@ class MemoryProjection:
                 )  # fmt: skip
             else:
                 await apply_formed(conn, seq, event)
+        await mark_formed(conn, [e for _, e in written])
         await lexicon.index(conn, work.documents)
         for ws, oid in work.unindexed:
             await lexicon.unindex(conn, ws, "o", [oid])

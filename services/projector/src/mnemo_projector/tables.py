@@ -36,11 +36,12 @@ async def drop_projection(
 
 
 # What memory formation's projections hold: the memory projection (observations, their aliases,
-# provenance and rejections, peer cards, summaries, dreams) and the passage projection (message
+# provenance and rejections, peer cards, summaries, dreams, formed lines) and the passage projection (message
 # passages; both index their words in the lexicon).
 MEMORY_TABLES = (
     "observations", "observation_aliases", "observation_sources", "observation_rejections",
-    "peer_cards", "summaries", "dreams", "search_terms", "search_df", "search_docs",
+    "peer_cards", "summaries", "dreams", "formed_lines", "search_terms", "search_df",
+    "search_docs",
 )  # fmt: skip
 MEMORY_PROJECTIONS = (positions.MEMORY, positions.PASSAGES)
 

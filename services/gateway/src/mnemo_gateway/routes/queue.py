@@ -11,10 +11,18 @@ A message posted with reasoning switched off (the configuration in force when it
 feeds no unit: no memory is formed from it.
 
 Everything is read from facts that cannot drift: each representation's line in the deriver
-(taken and done positions), each session's in the summarizer, the dreams the memory projection
-has applied, the dead letters, and the projections' positions. A unit is completed only once
-readers can see its result: the observations applied by the memory projection and the message
-searchable in the passage projection, the summary applied, the dream's edits applied.
+(taken and done positions), each session's in the summarizer, how far the memory projection has
+formed each representation (``formed_lines``) and the dreams it has applied, the dead letters,
+and the projections' positions. A unit is completed only once readers can see its result: the
+observations applied by the memory projection and the message searchable in the passage
+projection, the summary applied, the dream's edits applied.
+
+A derived message is formed once the batch it was derived in is applied: the batch's last
+observation carries ``formed_through`` (its newest message), which the memory projection keeps
+per representation. So a backlog's units complete while the deriver is still ahead of the
+projection, not all at once when its newest observation lands. A message whose batch yielded no
+observation completes with the next batch that did, or once the line's newest observation is
+applied.
 """
 
 from __future__ import annotations
@@ -80,8 +88,9 @@ WITH applied AS (
     SELECT m.session_id,
       CASE
         WHEN f.seq IS NOT NULL THEN 'failed'
-        WHEN m.seq <= COALESCE(l.done_seq, 0) AND COALESCE(l.observation_seq, 0) <= pos.memory
-             AND m.seq <= pos.passages THEN 'completed'
+        WHEN m.seq <= COALESCE(l.done_seq, 0) AND m.seq <= pos.passages
+             AND (COALESCE(l.observation_seq, 0) <= pos.memory
+                  OR m.seq <= COALESCE(fl.through_seq, 0)) THEN 'completed'
         WHEN m.seq <= GREATEST(COALESCE(l.taken_seq, 0), COALESCE(l.done_seq, 0))
              THEN 'in_progress'
         ELSE 'pending'
@@ -90,6 +99,8 @@ WITH applied AS (
     CROSS JOIN LATERAL jsonb_array_elements(m.representations) AS r
     LEFT JOIN deriver_lines l ON l.workspace = m.workspace AND l.observer = r ->> 'observer'
          AND l.observed = r ->> 'observed'
+    LEFT JOIN formed_lines fl ON fl.workspace = m.workspace
+         AND fl.observer = r ->> 'observer' AND fl.observed = r ->> 'observed'
     LEFT JOIN failed_derivations f ON f.observer = r ->> 'observer'
          AND f.observed = r ->> 'observed' AND f.seq = m.seq
     WHERE m.workspace = %(ws)s AND m.reasoning
