@@ -1,20 +1,27 @@
-"""Tables split by workspace into hash partitions, and a plain table's move into that form.
+"""Tables split into hash partitions by the key their searches name, and a table's move into
+that form.
 
-The vector tables (observation vectors, message passages) are searched within one workspace.
-In one table, a graph (HNSW) search filtered to a workspace walks past every other tenant's
-points near the query: with a 20,000-message workspace holding 55-60 % of the points, its
-searches took 4.8-7.1 ms against 2.6-3.0 ms in a table of its own (two shared cores, pgvector
-0.8). Split by a hash of the workspace, each partition has a graph of its own over a sixteenth
-of the tenants, and a statement planned for its workspace reads only that partition.
+The vector tables are searched within one tenant's slice: observation vectors within one
+representation (workspace, observer, observed), message passages within one workspace. In one
+table, a graph (HNSW) search filtered to a slice walks past every other slice's points near the
+query. With a 20,000-message workspace holding 55-60 % of the points, its passage searches took
+4.8-7.1 ms against 2.6-3.0 ms in a table of its own (two shared cores, pgvector 0.8); split by
+workspace alone, a search of one of its three representations still took 6.8-7.8 ms, 905 of
+the points it read being another representation's, against 2.5 ms split by representation.
+Split by a hash of the key, each partition has a graph of its own over a sixteenth of the
+slices, and a statement planned for its slice reads only that partition: a large slice nearly
+fills its partition's graph, and a small one is read by its B-tree and sorted exactly.
 
 The tables' shapes depend on the embedding model (a vector column's dimension), so their
-owners create them at run time under the schema lock (``migrate.schema_lock``); ``repartition``
-moves a table made before it was split into the split form, in the caller's transaction.
+owners create them at run time under the schema lock (``migrate.schema_lock``); ``ensure_split``
+moves a table made unsplit, or split by another key, into the form asked for, in the caller's
+transaction.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -28,7 +35,7 @@ log = get_logger("mnemo.pg_partitions")
 
 
 def partitions_ddl(table: str, count: int = PARTITIONS) -> str:
-    """The ``count`` hash partitions of ``table`` (partitioned by workspace), if missing."""
+    """The ``count`` hash partitions of ``table``, if missing."""
     _check(table)
     return "".join(
         f"CREATE TABLE IF NOT EXISTS {table}_p{i} PARTITION OF {table}"
@@ -37,57 +44,65 @@ def partitions_ddl(table: str, count: int = PARTITIONS) -> str:
     )
 
 
-async def kind_of(conn: AsyncConnection[Any], table: str) -> str | None:
-    """``partitioned``, ``plain``, or None when there is no such table."""
+def partition_by(key: Sequence[str]) -> str:
+    """The clause that splits a table by a hash of ``key``'s columns."""
+    for column in key:
+        _check(column)
+    return f"PARTITION BY HASH ({', '.join(key)})"
+
+
+async def layout(conn: AsyncConnection[Any], table: str) -> str | None:
+    """How ``table`` is split: its partition key as Postgres states it (``HASH (workspace)``),
+    ``""`` for a plain table, None when there is no such table."""
     _check(table)
     cur = await conn.execute(
-        "SELECT c.relkind::text AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-        " WHERE c.relname = %s AND n.nspname = current_schema()",
+        "SELECT coalesce(pg_get_partkeydef(c.oid), '') AS key FROM pg_class c"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE c.relname = %s AND n.nspname = current_schema() AND c.relkind IN ('r', 'p')",
         (table,),
     )
     row = await cur.fetchone()
     if row is None:
         return None
-    kind = row["kind"] if isinstance(row, dict) else row[0]
-    return "partitioned" if kind == "p" else "plain"
+    return str(row["key"] if isinstance(row, dict) else row[0])
+
+
+async def ensure_split(
+    conn: AsyncConnection[Any], table: str, key: Sequence[str], create: str, indexes: str
+) -> int:
+    """Make ``table`` split by a hash of ``key`` (``create`` and ``indexes``, idempotent), in
+    the caller's transaction, which holds the schema lock: a table made unsplit, or split by
+    another key, is moved (``repartition``). The rows moved."""
+    found = await layout(conn, table)
+    if found is None or found == partition_by(key).removeprefix("PARTITION BY "):
+        await conn.execute(create + indexes)
+        return 0
+    log.info("pg.repartitioning", table=table, layout=found or "plain", key=list(key))
+    return await repartition(conn, table, create, indexes)
 
 
 async def repartition(conn: AsyncConnection[Any], table: str, create: str, indexes: str) -> int:
-    """Move plain ``table`` into its partitioned form, in the caller's transaction: its rows
-    are copied into the table ``create`` makes (the parent and its partitions, no secondary
-    index), then ``indexes`` are built over them at once (a graph built over its rows is
-    built faster than one grown row by row); the rows moved."""
+    """Move ``table`` (plain, or split otherwise) into the form ``create`` makes, in the
+    caller's transaction: its rows are held in a temporary table while it is dropped (its
+    partitions and indexes with it) and made again without secondary indexes; they are copied
+    back, then ``indexes`` are built over them at once (a graph built over its rows is built
+    faster than one grown row by row). The rows moved."""
     _check(table)
-    old = f"{table}_unsplit"
-    cur = await conn.execute(
-        "SELECT i.relname AS name, con.conname AS constraint FROM pg_index x"
-        " JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid"
-        " JOIN pg_namespace n ON n.oid = t.relnamespace"
-        " LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid"
-        " WHERE t.relname = %s AND n.nspname = current_schema()",
-        (table,),
-    )
-    for row in await cur.fetchall():
-        name, constraint = (row["name"], row["constraint"]) if isinstance(row, dict) else row
-        if constraint is not None:  # the key: renamed, so that the new table's may take its name
-            await conn.execute(
-                f'ALTER TABLE {table} RENAME CONSTRAINT "{constraint}" TO "{constraint}_unsplit"'
-            )
-        else:
-            await conn.execute(f'DROP INDEX "{name}"')
-    await conn.execute(f"ALTER TABLE {table} RENAME TO {old}")
+    held = f"{table}_held"
+    await conn.execute(f"CREATE TEMPORARY TABLE {held} ON COMMIT DROP AS SELECT * FROM {table}")
+    await conn.execute(f"DROP TABLE {table}")
     await conn.execute(create)
     cur = await conn.execute(
         "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS cols FROM pg_attribute"
         " WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
-        (old,),
+        (f"pg_temp.{held}",),
     )
     row = await cur.fetchone()
     assert row is not None
     cols = row["cols"] if isinstance(row, dict) else row[0]
-    cur = await conn.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {old}")
+    cur = await conn.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {held}")
     moved = cur.rowcount
-    await conn.execute(f"DROP TABLE {old}")
+    await conn.execute(f"DROP TABLE {held}")
     await conn.execute(indexes)
     # Statistics now: without them a search is planned as if the partitions were empty (an
     # exact scan of a large workspace, three times slower than its graph) until autovacuum.

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mnemo_runtime.pg_partitions import partitions_ddl
 from mnemo_runtime.vectors import (
     EdgeVectorIndex,
     InMemoryVectorIndex,
@@ -144,6 +145,61 @@ async def test_pgvector_moves_a_table_made_before_the_split_into_partitions(pg_p
     await index.upsert([_point("o3", 0.0, 1.0)])
     await index.delete(["o8"])
     assert await index.count(SCOPE) == 8 + 1
+
+
+# The table as it was made when the vectors were split by workspace alone.
+BY_WORKSPACE = """
+CREATE TABLE {t} (id text NOT NULL, workspace text NOT NULL, observer text NOT NULL,
+    observed text NOT NULL, level text NOT NULL, session_id text,
+    created_at double precision NOT NULL, embedding vector(4) NOT NULL,
+    PRIMARY KEY (workspace, id)) PARTITION BY HASH (workspace);
+{parts}
+CREATE INDEX {t}_by_id ON {t} (id);
+CREATE INDEX {t}_by_scope ON {t} (workspace, observer, observed);
+CREATE INDEX {t}_hnsw ON {t} USING hnsw (embedding vector_ip_ops) WITH (m = 16, ef_construction = 64);
+"""
+
+
+@pytest.mark.integration
+async def test_pgvector_moves_a_table_split_by_workspace_to_one_split_by_representation(
+    pg_pool,
+) -> None:
+    table = f"byws_{uuid.uuid4().hex[:12]}"
+    async with pg_pool.connection() as conn:
+        await conn.execute(BY_WORKSPACE.format(t=table, parts=partitions_ddl(table)))
+        await conn.execute(
+            "INSERT INTO vector_indexes (name, dimension, model) VALUES (%s, 4, 'm')", (table,)
+        )
+        for i in range(40):
+            await conn.execute(
+                f"INSERT INTO {table} VALUES (%s, %s, %s, 'bob', 'explicit', NULL, 1.0, %s)",
+                (f"o{i}", f"w{i % 2}", ("alice", "carol")[i % 4 // 2], f"[{1 + i % 3}, 1, 0, 0]"),
+            )
+    index = PgVectorIndex(pg_pool, table)
+    await index.ensure(4, "m")
+    await index.ensure(4, "m")  # a second start finds it split so: nothing moves
+    async with pg_pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT pg_get_partkeydef(c.oid) AS key, (SELECT count(*) FROM pg_inherits i"
+            " WHERE i.inhparent = c.oid) AS parts FROM pg_class c WHERE c.relname = %s",
+            (table,),
+        )
+        assert await cur.fetchone() == {"key": "HASH (workspace, observer, observed)", "parts": 16}
+        # Each representation's points in one partition.
+        cur = await conn.execute(
+            f"SELECT workspace, observer, count(DISTINCT tableoid) AS parts, count(*) AS n"
+            f" FROM {table} GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+        assert [(r["workspace"], r["observer"], r["parts"], r["n"]) for r in await cur.fetchall()] == [
+            ("w0", "alice", 1, 10), ("w0", "carol", 1, 10), ("w1", "alice", 1, 10),
+            ("w1", "carol", 1, 10),
+        ]  # fmt: skip
+    found = await index.search(np.array([1.0, 0, 0, 0]), Scope("w1", "carol", "bob"), limit=20)
+    assert sorted(h.id for h in found) == sorted(f"o{i}" for i in range(40) if i % 4 == 3)
+    await index.upsert([_point("o40", 0.0, 1.0)])  # SCOPE's: w1, alice, bob
+    await index.delete(["o7"])
+    assert await index.count(Scope("w1", "carol", "bob")) == 9
+    assert await index.count(SCOPE) == 10 + 1
 
 
 @pytest.mark.integration

@@ -30,7 +30,7 @@ from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import schema_lock
-from mnemo_runtime.pg_partitions import kind_of, partitions_ddl, repartition
+from mnemo_runtime.pg_partitions import ensure_split, partition_by, partitions_ddl
 from mnemo_runtime.tokens import token_spans
 from mnemo_runtime.vectors.pgvector import vector_literal
 from mnemo_schema import subjects
@@ -80,6 +80,10 @@ def embedded_text(sender: str, passage: str) -> str:
     return f"{sender}: {passage}"
 
 
+# Searched within a workspace: the table is split by it (``pg_partitions``).
+SPLIT_BY = ("workspace",)
+
+
 def ddl(dimension: int) -> tuple[str, str]:
     """The passages' table, split by workspace (``pg_partitions``), and its indexes."""
     create = f"""
@@ -98,7 +102,7 @@ CREATE TABLE IF NOT EXISTS message_passages (
     embedding halfvec({dimension}),
     embedding_model text NOT NULL,
     PRIMARY KEY (workspace, message_id, passage)
-) PARTITION BY HASH (workspace);
+) {partition_by(SPLIT_BY)};
 {partitions_ddl("message_passages")}"""
     indexes = """
 CREATE INDEX IF NOT EXISTS message_passages_by_sender ON message_passages (workspace, peer_id);
@@ -141,11 +145,8 @@ class PassageProjection:
                 await conn.execute("DELETE FROM search_docs WHERE kind = 'm'")
                 await positions.reset(conn, [PASSAGES])
             create, indexes = ddl(dim)
-            if await kind_of(conn, "message_passages") == "plain":
-                # Made before passages were split by workspace: moved, in this transaction.
-                await repartition(conn, "message_passages", create, indexes)
-            else:
-                await conn.execute(create + indexes)
+            # Made before passages were split by workspace: moved, in this transaction.
+            await ensure_split(conn, "message_passages", SPLIT_BY, create, indexes)
             await conn.execute(
                 "INSERT INTO vector_indexes (name, dimension, model)"
                 " VALUES ('message_passages', %s, %s) ON CONFLICT (name) DO UPDATE"

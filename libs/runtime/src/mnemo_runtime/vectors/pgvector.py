@@ -7,8 +7,8 @@ leaves no point behind and an erasure removes row and vector together.
 
 Layout and search, measured at 100,000 observations in one representation plus 20,000 in others
 (dimension 384, two shared cores): an HNSW graph (m 16, ef_construction 64) over the points of
-each of 16 hash partitions by workspace (``pg_partitions``: a search walks only its own
-partition's graph, not every tenant's), maintained on insert, searched with iterative scans
+each of 16 hash partitions by representation (``pg_partitions``: a search walks only its own
+partition's graph, not every representation's), maintained on insert, searched with iterative scans
 (``hnsw.iterative_scan = relaxed_order``, set for every pooled connection in
 ``pg.open_pool``) so a filter on the representation keeps
 scanning until it has ``limit`` rows: p50 1.1-1.7 ms, p95 3-7 ms. A small representation is
@@ -30,7 +30,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.migrate import schema_lock
 from mnemo_runtime.pg import literal_cursor
-from mnemo_runtime.pg_partitions import kind_of, partitions_ddl, repartition
+from mnemo_runtime.pg_partitions import ensure_split, partition_by, partitions_ddl
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
     IndexNotReadyError,
@@ -58,8 +58,13 @@ def vector_literal(vector: VectorLike) -> str:
     return orjson.dumps(unit, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
+# Every search names one representation: the table is split by it (``pg_partitions``).
+SPLIT_BY = ("workspace", "observer", "observed")
+
+
 def _ddl(table: str, dimension: int) -> tuple[str, str]:
-    """The table split by workspace (``pg_partitions``), and its indexes."""
+    """The table split by representation, and its indexes (its key leads with the
+    representation: a small one's points are read by it and sorted exactly)."""
     create = f"""
 CREATE TABLE IF NOT EXISTS {table} (
     id text NOT NULL,
@@ -70,12 +75,11 @@ CREATE TABLE IF NOT EXISTS {table} (
     session_id text,
     created_at double precision NOT NULL,
     embedding vector({dimension}) NOT NULL,
-    PRIMARY KEY (workspace, id)
-) PARTITION BY HASH (workspace);
+    PRIMARY KEY (workspace, observer, observed, id)
+) {partition_by(SPLIT_BY)};
 {partitions_ddl(table)}"""
     indexes = f"""
 CREATE INDEX IF NOT EXISTS {table}_by_id ON {table} (id);
-CREATE INDEX IF NOT EXISTS {table}_by_scope ON {table} (workspace, observer, observed);
 CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table}
     USING hnsw (embedding vector_ip_ops) WITH (m = 16, ef_construction = 64);
 """
@@ -121,11 +125,8 @@ class PgVectorIndex:
                     "a new model needs a new index, rebuilt from the log"
                 )
             create, indexes = _ddl(self._table, dimension)
-            if await kind_of(conn, self._table) == "plain":
-                # Made before the vectors were split by workspace: moved, in this transaction.
-                await repartition(conn, self._table, create, indexes)
-            else:
-                await conn.execute(create + indexes)
+            # Made unsplit, or split by workspace alone: moved, in this transaction.
+            await ensure_split(conn, self._table, SPLIT_BY, create, indexes)
         self._dimension, self._model = dimension, model_name
 
     def _ready(self) -> None:
@@ -151,13 +152,12 @@ class PgVectorIndex:
             f"INSERT INTO {self._table} (id, workspace, observer, observed, level, session_id,"
             " created_at, embedding) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
             " %s::text[], %s::text[], %s::text[], %s::float8[], %s::vector[])"
-            " ON CONFLICT (workspace, id) DO UPDATE SET"
-            " observer = EXCLUDED.observer, observed = EXCLUDED.observed, level = EXCLUDED.level,"
+            " ON CONFLICT (workspace, observer, observed, id) DO UPDATE SET level = EXCLUDED.level,"
             " session_id = EXCLUDED.session_id, created_at = EXCLUDED.created_at,"
             " embedding = EXCLUDED.embedding"
         )
         # The last write of an id wins, as a sequence of upserts would have it.
-        latest = list({(r[1], r[0]): r for r in rows}.values())
+        latest = list({(r[1], r[2], r[3], r[0]): r for r in rows}.values())
         params = [list(column) for column in zip(*latest, strict=True)]
         await self._run(conn, sql, params)
 
@@ -227,7 +227,7 @@ class PgVectorIndex:
 
     @property
     def table(self) -> str:
-        """The table (split by workspace) the points live in."""
+        """The table (split by representation) the points live in."""
         return self._table
 
     def in_database_of(self, pool: AsyncConnectionPool) -> bool:
