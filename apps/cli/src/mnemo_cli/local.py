@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -240,6 +241,30 @@ def _started(log: Path, offset: int) -> bool:
         return b'"mnemo.started"' in f.read()
 
 
+# Problems of /ready that leave the stack up and serving: memory formation's projections work
+# through a backlog (or retry) in the background, and quarantined events wait for an operator;
+# neither is cured by waiting for a start-up, nor by a restart.
+_BACKGROUND = ("projection memory", "projection passages")
+
+
+def settled(status: int, body: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Whether a /ready answer (``status``, its body when 503) says the stack is up, and what to
+    warn of: up when ready, or when only memory formation's projections or quarantined events
+    are named."""
+    if status == 200:
+        return True, []
+    problems: dict[str, str] = body.get("problems", {}) if status == 503 else {}
+    if not problems or not all(k in _BACKGROUND or k.startswith("quarantined ") for k in problems):
+        return False, []
+    lag = body.get("lag", {})
+    warnings = []
+    for key, text in problems.items():
+        name = key.removeprefix("projection ")
+        behind = f" ({lag[name]} events to apply)" if key in _BACKGROUND and name in lag else ""
+        warnings.append(f"{key}: {text}{behind}")
+    return True, warnings
+
+
 def _wait_ready(
     url: str, timeout: float, pidfiles_: list[Path], starting: dict[Path, tuple[Path, int]]
 ) -> None:
@@ -260,13 +285,10 @@ def _wait_ready(
             continue
         try:
             r = httpx.get(f"{url}/ready", timeout=2)
-            if r.status_code == 200:
-                return
-            problems = r.json().get("problems", {}) if r.status_code == 503 else {}
-            if problems and all(k.startswith("quarantined ") for k in problems):
-                # Up and serving; quarantined events wait for an operator, not for a restart.
-                for problem, text in problems.items():
-                    print(f"Warning   {problem}: {text}")
+            up, warnings = settled(r.status_code, r.json() if r.status_code == 503 else {})
+            if up:
+                for warning in warnings:
+                    print(f"Warning   {warning}")
                 return
             last = r.text
         except httpx.HTTPError as err:
