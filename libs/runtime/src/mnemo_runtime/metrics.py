@@ -101,6 +101,11 @@ EMBED_TEXTS = Counter(
     "Texts embedded, by kind (store: observations written; query: search queries).",
     ("kind",),
 )
+EMBED_RECALLED = Counter(
+    "mnemo_embedding_recalled_texts_total",
+    "Texts to store whose vector was taken from one computed lately for the same text instead"
+    " of embedding them again.",
+)
 EMBED_SECONDS = Histogram(
     "mnemo_embedding_duration_seconds",
     "Time of one embedding call, by kind.",

@@ -1,8 +1,8 @@
 """The memory read model: observations and provenance in Postgres, their vectors in the index,
 peer cards, session summaries and dreams (``formed``).
 
-Each observation is embedded once, when projected; a replay re-embeds, which is how a new
-embedding model takes over. Exact duplicates (same normalised text, level and representation) and
+Each observation is embedded when projected, each distinct text once among those seen lately
+(``RecentVectors``); a replay re-embeds, which is how a new embedding model takes over. Exact duplicates (same normalised text, level and representation) and
 near duplicates (cosine distance under ``near_distance``) raise ``times_derived`` of the kept
 observation instead of adding a row, and the duplicate's id becomes an alias of it. A near
 duplicate must also name the same names, numbers and dates.
@@ -16,6 +16,7 @@ deletions) are events of the log too, applied in its order: a replay reaches the
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +30,10 @@ from mnemo_projector.cited import LogMessages
 from mnemo_projector.formed import apply_formed, erase_observations, mark_formed
 from mnemo_projector.grounding import CitedMessages, resolve, verdicts
 from mnemo_runtime import positions
-from mnemo_runtime.embeddings import Embedder
+from mnemo_runtime.embeddings import Embedder, Vectors
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.rules import content_key, salient_tokens
+from mnemo_runtime.metrics import EMBED_RECALLED
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
@@ -81,6 +83,43 @@ class IndexUpkeep:
         self.pending = 0
 
 
+# Distinct texts whose vectors are kept (about 1.5 KB each at dimension 384).
+RECENT_VECTORS = 4096
+
+
+class RecentVectors:
+    """Embeds each distinct text once among those seen lately. The deriver writes one sentence
+    into every representation that heard it (the speaker's own, and each listener's view of the
+    speaker): in a two-party chat about a third of the observations repeat another's text,
+    whose vector is the same."""
+
+    def __init__(self, embedder: Embedder, size: int = RECENT_VECTORS) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._kept: OrderedDict[str, Vectors] = OrderedDict()
+
+    async def embed(self, texts: Sequence[str]) -> list[Vectors]:
+        """A vector for each of ``texts``, in order."""
+        found: dict[str, Vectors] = {}
+        for text in texts:
+            vector = self._kept.get(text)
+            if vector is not None:
+                self._kept.move_to_end(text)
+                found[text] = vector
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        recalled = len(texts) - len(todo)
+        if recalled:
+            EMBED_RECALLED.inc(recalled)
+        if todo:
+            for text, vector in zip(todo, await self._embedder.embed(todo), strict=True):
+                found[text] = vector
+                # A copy: a row of the batch's array would keep the whole array alive.
+                self._kept[text] = np.array(vector, dtype=np.float32)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return [found[t] for t in texts]
+
+
 class MemoryProjection:
     """Projects observations, their deletions and erasures, peer cards; summaries; dreams."""
 
@@ -99,6 +138,7 @@ class MemoryProjection:
         cited: CitedMessages | None = None,
     ) -> None:
         self._embedder = embedder
+        self._vectors = RecentVectors(embedder)
         self._index = index
         if cited is None:
             assert nc is not None, "the cited messages are read from the log"
@@ -128,7 +168,7 @@ class MemoryProjection:
         written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
         checked = await verdicts(conn, [e for _, e in written], self._cited)
         contents = [e.content for _, e in written]
-        vectors = await self._embedder.embed(contents)
+        vectors = await self._vectors.embed(contents)
         counts = self._counter.count_many(contents)
         by_event = {
             id(e): (v, vec, n)
