@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mnemo_dreamer.domain import Schedule, on_completed
+from mnemo_dreamer.domain import Schedule, on_completed, on_explicit
 from mnemo_dreamer.ports import Observation, SourceMessage
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
@@ -143,14 +143,16 @@ class FakeSchedule:
         self.held: set[Scope] = set()
         self._settings = settings
 
-    async def count_explicit(self, scope: Scope, seq: int, now: datetime) -> Schedule | None:
-        if self.applied.get(scope, 0) >= seq:
+    async def count_explicit(
+        self, scope: Scope, seqs: Sequence[int], now: datetime
+    ) -> Schedule | None:
+        new = [seq for seq in seqs if seq > self.applied.get(scope, 0)]
+        if not new:
             return None
-        self.applied[scope] = seq
-        return await self.load(scope)
-
-    async def save(self, s: Schedule) -> None:
-        self.rows[Scope(s.workspace, s.observer, s.observed)] = s
+        self.applied[scope] = max(new)
+        s = on_explicit(await self.load(scope), now, self._settings, len(new))
+        self.rows[scope] = s
+        return s
 
     async def load(self, scope: Scope) -> Schedule:
         return self.rows.get(scope) or Schedule(scope.workspace, scope.observer, scope.observed)

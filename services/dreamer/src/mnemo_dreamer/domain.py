@@ -32,13 +32,14 @@ class Schedule:
         return self.explicit_count - self.explicit_at_last_dream
 
 
-def on_explicit(s: Schedule, now: datetime, settings: DreamerSettings) -> Schedule:
-    """Count one new explicit observation; (re)compute when the next dream may start.
+def on_explicit(s: Schedule, now: datetime, settings: DreamerSettings, new: int = 1) -> Schedule:
+    """Count ``new`` explicit observations made by ``now``; (re)compute when the next dream may
+    start.
 
     New activity postpones a pending dream by the idle delay, so a dream runs over a settled
     conversation rather than in the middle of one.
     """
-    s = replace(s, explicit_count=s.explicit_count + 1, last_activity_at=now)
+    s = replace(s, explicit_count=s.explicit_count + new, last_activity_at=now)
     if s.new_observations < settings.min_new_observations:
         return s
     earliest = now + timedelta(seconds=settings.idle_s)

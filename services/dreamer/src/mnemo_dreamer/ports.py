@@ -78,11 +78,13 @@ class Publisher(Protocol):
 class ScheduleStore(Protocol):
     """The ``dream_schedule`` table: the schedule survives restarts there, not in memory."""
 
-    async def count_explicit(self, scope: Scope, seq: int, now: datetime) -> Schedule | None:
-        """Count one explicit observation at stream position ``seq`` (None if already counted)."""
+    async def count_explicit(
+        self, scope: Scope, seqs: Sequence[int], now: datetime
+    ) -> Schedule | None:
+        """Count the explicit observations at stream positions ``seqs`` (ascending) that are not
+        counted yet, made by ``now`` (``domain.on_explicit``), in one step; the schedule after
+        them, or None when none was new."""
         ...
-
-    async def save(self, s: Schedule) -> None: ...
 
     async def load(self, scope: Scope) -> Schedule: ...
 

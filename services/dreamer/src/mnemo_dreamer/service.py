@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from mnemo_dreamer.domain import on_explicit, ready
+from mnemo_dreamer.domain import ready
 from mnemo_dreamer.ports import Memory, Publisher, ScheduleStore
 from mnemo_dreamer.session import DreamSession
 from mnemo_dreamer.settings import DreamerSettings
@@ -51,13 +51,19 @@ class Dreamer:
 
     async def observed(self, seq: int, event: ObservationWritten) -> None:
         """Count an explicit observation toward the representation's next dream."""
-        if event.level != "explicit":
-            return
-        scope = Scope(event.workspace, event.observer, event.observed)
+        await self.observed_many([(seq, event)])
+
+    async def observed_many(self, observations: Sequence[tuple[int, ObservationWritten]]) -> None:
+        """Count the explicit ones of ``observations`` (at their stream positions, in log
+        order) toward their representations' next dreams: one step a representation."""
+        seqs: dict[Scope, list[int]] = {}
+        for seq, event in observations:
+            if event.level == "explicit":
+                scope = Scope(event.workspace, event.observer, event.observed)
+                seqs.setdefault(scope, []).append(seq)
         now = self._clock()
-        counted = await self._schedule.count_explicit(scope, seq, now)
-        if counted is not None:
-            await self._schedule.save(on_explicit(counted, now, self.settings))
+        for scope, counted in seqs.items():
+            await self._schedule.count_explicit(scope, counted, now)
 
     async def tick(self) -> int:
         """Publish a DreamDue for every representation whose dream may start; how many."""

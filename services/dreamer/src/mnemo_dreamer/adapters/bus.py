@@ -45,23 +45,33 @@ def consumers(settings: DreamerSettings) -> list[ConsumerConfig]:
 async def consume_observations(
     js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event, dead: DeadLetters
 ) -> None:
-    """Count explicit observations per representation, in log order, until ``stop``."""
+    """Count explicit observations per representation, in log order, until ``stop``: each
+    fetched batch's observations of one representation in one step."""
     async for msgs in durable_batches(js, consumers(dreamer.settings)[0], stop, fetch=200):
+        groups: dict[tuple[str, str, str], list[tuple[Msg, int, ObservationWritten]]] = {}
         for m in msgs:
             event = await decode_or_park(m, dead)
-            seq = int(m.metadata.sequence.stream)
             if isinstance(event, ObservationWritten):
-                try:
-                    await dreamer.observed(seq, event)
-                except Exception as err:
+                key = (event.workspace, event.observer, event.observed)
+                groups.setdefault(key, []).append((m, int(m.metadata.sequence.stream), event))
+        settled: set[int] = set()
+        for group in groups.values():
+            try:
+                await dreamer.observed_many([(seq, e) for _, seq, e in group])
+            except Exception as err:
+                for m, seq, event in group:
+                    settled.add(seq)
                     if transient(err) or int(m.metadata.num_delivered or 1) < (
                         dreamer.settings.max_attempts
                     ):
                         log.warning("dreamer.count_retry_later", error=repr(err))
                         await m.nak(delay=FAILED_RETRY_S)
-                        continue
-                    await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event))
-            await m.ack()
+                    else:
+                        await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event))
+                        await m.ack()
+        for m in msgs:
+            if int(m.metadata.sequence.stream) not in settled:
+                await m.ack()
 
 
 async def tick(dreamer: Dreamer, stop: asyncio.Event) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import fields
 from datetime import datetime
@@ -11,7 +11,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_dreamer.domain import Schedule, on_completed
+from mnemo_dreamer.domain import Schedule, on_completed, on_explicit
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.vectors.ports import Scope
 
@@ -34,8 +34,9 @@ class PgSchedule:
         self._pool = pool
         self._settings = settings
 
-    async def count_explicit(self, scope: Scope, seq: int, now: datetime) -> Schedule | None:
-        del now  # the caller computes the schedule from the row returned
+    async def count_explicit(
+        self, scope: Scope, seqs: Sequence[int], now: datetime
+    ) -> Schedule | None:
         async with self._pool.connection() as conn, conn.transaction():
             await conn.execute(
                 "INSERT INTO dream_schedule (workspace, observer, observed) VALUES (%s, %s, %s)"
@@ -43,26 +44,20 @@ class PgSchedule:
                 _key(scope),
             )
             cur = await conn.execute(
-                f"SELECT * FROM dream_schedule WHERE {_KEY} AND applied_seq < %s FOR UPDATE",
-                (*_key(scope), seq),
+                f"SELECT * FROM dream_schedule WHERE {_KEY} FOR UPDATE", _key(scope)
             )
-            r = await cur.fetchone()
-            if r is None:
+            r: Any = await cur.fetchone()
+            new = [seq for seq in seqs if seq > r["applied_seq"]]
+            if not new:
                 return None
+            s = on_explicit(_row(r), now, self._settings, len(new))
+            # In the transaction that read the row: a dream completing meanwhile is not undone.
             await conn.execute(
-                f"UPDATE dream_schedule SET applied_seq = %s WHERE {_KEY}", (seq, *_key(scope))
+                "UPDATE dream_schedule SET explicit_count = %s, last_activity_at = %s,"
+                f" due_at = %s, applied_seq = %s WHERE {_KEY}",
+                (s.explicit_count, s.last_activity_at, s.due_at, max(new), *_key(scope)),
             )
-            return _row(r)  # type: ignore[arg-type]
-
-    async def save(self, s: Schedule) -> None:
-        async with self._pool.connection() as conn:
-            await conn.execute(
-                "UPDATE dream_schedule SET explicit_count = %s, explicit_at_last_dream = %s,"
-                " last_dream_at = %s, last_activity_at = %s, due_at = %s, due_event_id = %s"
-                f" WHERE {_KEY}",
-                (s.explicit_count, s.explicit_at_last_dream, s.last_dream_at, s.last_activity_at,
-                 s.due_at, s.due_event_id, s.workspace, s.observer, s.observed),
-            )  # fmt: skip
+            return s
 
     async def load(self, scope: Scope) -> Schedule:
         async with self._pool.connection() as conn:
