@@ -4,9 +4,12 @@ observation of a workspace with nothing erased is left alone (real JetStream and
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from mnemo_projector.eraser import Eraser
+from mnemo_projector.eraser import Doorbell, Eraser
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.streams import read_stored
 from mnemo_schema import subjects
@@ -87,4 +90,49 @@ async def test_late_work_on_an_erased_message_goes_and_other_work_stays(
         await eraser.step()
         assert set(await stored_observations()) == set()
     finally:
+        await infra.close()
+
+
+async def test_an_idle_eraser_is_woken_by_a_deletion(own_nats: str, fresh_database: str) -> None:
+    # Its longest idle wait is far beyond the test's patience: only the doorbell (a core NATS
+    # subscription on the subjects it follows) can make it act in time.
+    infra = await open_infra(own_nats, fresh_database, "eraser-doorbell")
+    ws = "rung"
+    partition = subjects.partition_of(ws, infra.partitions)
+    doorbell = Doorbell(infra.nc, infra.partitions)
+    eraser = Eraser(
+        infra.nc, infra.js, infra.pool, partition=partition, idle_s=600, doorbell=doorbell
+    )
+    await eraser.setup()
+    message = _message(ws, "m1")
+    posted = (await infra.js.publish(message.subject(), encode_event(message))).seq
+    stop = asyncio.Event()
+    running = asyncio.create_task(eraser.run(stop))
+
+    async def eventually(check: Callable[[], Awaitable[bool]], what: str) -> None:
+        deadline = time.monotonic() + 20
+        while not await check():
+            assert time.monotonic() < deadline, what
+            await asyncio.sleep(0.05)
+
+    async def idle() -> bool:
+        return eraser.applied >= posted
+
+    try:
+        await eventually(idle, "the eraser did not read to the end of the log")
+        deleted = MessageDeleted(workspace=ws, session_id="s", message_id="m1")
+        at = (await infra.js.publish(deleted.subject(), encode_event(deleted))).seq
+
+        async def carried_out() -> bool:
+            return eraser.applied >= at
+
+        await eventually(carried_out, "the deletion was not carried out")
+        async with infra.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT count(*) AS n FROM erasures WHERE workspace = %s", (ws,)
+            )
+            assert await cur.fetchone() == {"n": 1}
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)
         await infra.close()

@@ -218,6 +218,12 @@ def stage_durable(stage: str, partition: int) -> str:
     return f"{stage}-p{partition}"
 
 
+def published_filter(kind: str) -> str:
+    """Every event of ``kind`` (``ent``, ``obs``, ``sum``...) as published, before the stream's
+    transform adds the partition: what a core NATS subscriber sees of it."""
+    return f"mnemo.evt.*.{kind}.>"
+
+
 def partition_of(workspace: str, partitions: int) -> int:
     """The partition of ``workspace``: what the stream's transform computes (NATS's
     ``partition()``: FNV-1a, 32 bits, of the token, modulo the count)."""

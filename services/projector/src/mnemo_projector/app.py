@@ -11,7 +11,7 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector.entities import EntityProjection
-from mnemo_projector.eraser import Eraser
+from mnemo_projector.eraser import Doorbell, Eraser
 from mnemo_projector.memory import IndexUpkeep, MemoryProjection
 from mnemo_projector.partitioned import EraserGroup, ProjectionGroup
 from mnemo_projector.passages import PassageProjection
@@ -86,8 +86,9 @@ def build_passages(
 def build_eraser(
     nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, partitions: int
 ) -> EraserGroup:
-    """The eraser of every partition, under the leases."""
-    return EraserGroup(lambda p: Eraser(nc, js, pool, partition=p), partitions)
+    """The eraser of every partition, under the leases, rung by one doorbell."""
+    doorbell = Doorbell(nc, partitions)
+    return EraserGroup(lambda p: Eraser(nc, js, pool, partition=p, doorbell=doorbell), partitions)
 
 
 async def projection_groups(

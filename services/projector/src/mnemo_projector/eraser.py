@@ -35,10 +35,12 @@ and an event citing an erased message or observation goes the same way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
@@ -63,18 +65,59 @@ from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 log = get_logger("mnemo.projector.eraser")
 
 ERASURE = "erasure"
+# With nothing new, the eraser waits for an event on the subjects it follows (a core NATS
+# subscription rings it) or this long at most: a ring missed, as across a reconnection, delays
+# an erasure by no more. Polling every step instead cost an idle stack about 0.06 of a core.
+IDLE_LOOK_S = 5.0
 # The position moves after this many events of a step (and at its end): a restart redoes at
 # most these, each idempotently, instead of a position write for every event.
 ADVANCE_EVERY = 256
 
 
+# The kinds of event the eraser follows: deletions (entity subjects) and late work
+# (observations, summaries).
+FOLLOWED_KINDS = ("ent", "obs", "sum")
+
+
 def followed(partition: int) -> list[str]:
-    """What the eraser of ``partition`` follows: deletions (entity subjects) and late work
-    (observations, summaries)."""
+    """What the eraser of ``partition`` follows, as stored."""
     return [
         subjects.entity_filter("*", partition), subjects.observation_filter(partition),
         subjects.summary_filter(partition),
     ]  # fmt: skip
+
+
+class Doorbell:
+    """Rings a partition's eraser when an event it follows is published: one set of core NATS
+    subscriptions for a process's erasers, on the subjects as published (the stream's transform
+    adds the partition only to what it stores), each event ringing its workspace's partition."""
+
+    def __init__(self, nc: NATS, partitions: int) -> None:
+        self._nc = nc
+        self._partitions = partitions
+        self._bells: dict[int, asyncio.Event] = {}
+        self._subscribed = False
+        self._lock = asyncio.Lock()
+
+    async def bell(self, partition: int) -> asyncio.Event | None:
+        """The event set when ``partition`` has something new (None: no doorbell here)."""
+        async with self._lock:
+            if not self._subscribed:
+                try:
+                    for kind in FOLLOWED_KINDS:
+                        await self._nc.subscribe(subjects.published_filter(kind), cb=self._ring)
+                except Exception as err:  # the erasers look every step instead
+                    log.warning("eraser.no_doorbell", error=repr(err))
+                    return None
+                self._subscribed = True
+        return self._bells.setdefault(partition, asyncio.Event())
+
+    async def _ring(self, msg: Msg) -> None:
+        workspace = subjects.workspace_of_subject(msg.subject)
+        if workspace is not None:
+            bell = self._bells.get(subjects.partition_of(workspace, self._partitions))
+            if bell is not None:
+                bell.set()
 
 
 class Eraser:
@@ -90,12 +133,16 @@ class Eraser:
         pool: AsyncConnectionPool,
         partition: int = 0,
         poll_s: float = 0.2,
+        idle_s: float = IDLE_LOOK_S,
+        doorbell: Doorbell | None = None,
     ) -> None:
         self._nc = nc
         self._js = js
         self._pool = pool
         self.partition = partition
         self._poll = poll_s
+        self._idle = idle_s
+        self._doorbell = doorbell
         self._publisher = EventPublisher(js)
         self.applied = 0
 
@@ -105,18 +152,30 @@ class Eraser:
             await ensure_position(conn, ERASURE, self.partition)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Follow the log until ``stop`` is set."""
-        while not stop.is_set():
-            try:
-                if not await self.step():
-                    await asyncio.wait_for(stop.wait(), timeout=self._poll)
-            except TimeoutError:
-                continue
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("eraser.failed")
-                await asyncio.sleep(0.5)
+        """Follow the log until ``stop`` is set: a step every ``poll_s`` while events come;
+        with none, the next when the doorbell rings (or after ``idle_s``), or every ``poll_s``
+        without one."""
+        wake = await self._doorbell.bell(self.partition) if self._doorbell else None
+        relay = asyncio.create_task(_relay(stop, wake)) if wake is not None else None
+        try:
+            while not stop.is_set():
+                if wake is not None:
+                    wake.clear()
+                try:
+                    found = await self.step()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("eraser.failed")
+                    await asyncio.sleep(0.5)
+                    continue
+                if found or wake is None:
+                    await _wait(stop, self._poll)
+                else:
+                    await _wait(wake, self._idle)
+        finally:
+            if relay is not None:
+                relay.cancel()
 
     async def step(self) -> int:
         """Handle what arrived since the position; how many events were read."""
@@ -339,3 +398,14 @@ class Eraser:
             )
             row: Any = await cur.fetchone()
             return int(row["seq"] or 0)
+
+
+async def _relay(stop: asyncio.Event, wake: asyncio.Event) -> None:
+    """Ring ``wake`` once ``stop`` is set."""
+    await stop.wait()
+    wake.set()
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout=seconds)
