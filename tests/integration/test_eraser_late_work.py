@@ -9,7 +9,8 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from mnemo_projector.eraser import Doorbell, Eraser
+from mnemo_projector.doorbell import Doorbell
+from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.streams import read_stored
 from mnemo_schema import subjects
@@ -99,7 +100,7 @@ async def test_an_idle_eraser_is_woken_by_a_deletion(own_nats: str, fresh_databa
     infra = await open_infra(own_nats, fresh_database, "eraser-doorbell")
     ws = "rung"
     partition = subjects.partition_of(ws, infra.partitions)
-    doorbell = Doorbell(infra.nc, infra.partitions)
+    doorbell = Doorbell(infra.nc, infra.partitions, FOLLOWED_KINDS)
     eraser = Eraser(
         infra.nc, infra.js, infra.pool, partition=partition, idle_s=600, doorbell=doorbell
     )

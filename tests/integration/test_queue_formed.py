@@ -28,16 +28,29 @@ from .retrieval_worlds import Logged
 
 WS = "backlog"
 AT = datetime(2024, 3, 1, 9, tzinfo=UTC)
-SAID = ["Hello there.", "I moved to Lisbon in March.", "Nice weather.",
-        "I adopted a dog named Rex.", "See you.", "I play the cello."]  # fmt: skip
+SAID = [
+    "Hello there.",
+    "I moved to Lisbon in March.",
+    "Nice weather.",
+    "I adopted a dog named Rex.",
+    "See you.",
+    "I play the cello.",
+]
 
 
 def _fact(mid: str, seq: int, text: str, span: str, through: int | None) -> ObservationWritten:
     return ObservationWritten(
-        workspace=WS, observation_id=f"o-{mid}", observer="ann", observed="ann",
-        session_id="s", content=text, source_message_ids=[mid], source_message_seqs=[seq],
-        source_span=span, formed_through=through,
-    )  # fmt: skip
+        workspace=WS,
+        observation_id=f"o-{mid}",
+        observer="ann",
+        observed="ann",
+        session_id="s",
+        content=text,
+        source_message_ids=[mid],
+        source_message_seqs=[seq],
+        source_span=span,
+        formed_through=through,
+    )
 
 
 async def _positions(pool: AsyncConnectionPool, partition: int, memory: int, passages: int) -> None:
@@ -68,12 +81,18 @@ async def test_units_complete_batch_by_batch_while_the_deriver_is_ahead(
         events: list[Event] = [PeerCreated(workspace=WS, peer_id="ann", metadata={})]
         events += [
             MessagePosted(
-                workspace=WS, session_id="s", message_id=f"m{i}", peer_id="ann", content=text,
-                metadata={}, created_at=AT + timedelta(minutes=i), token_count=5,
+                workspace=WS,
+                session_id="s",
+                message_id=f"m{i}",
+                peer_id="ann",
+                content=text,
+                metadata={},
+                created_at=AT + timedelta(minutes=i),
+                token_count=5,
                 representations=[Representation(observer="ann", observed="ann")],
             )
             for i, text in enumerate(SAID, start=1)
-        ]  # fmt: skip
+        ]
         posted = list(enumerate(events, start=1))  # m1..m6 at positions 2..7
         async with pool.connection() as conn, conn.transaction():
             await EntityProjection().apply(conn, posted)

@@ -442,8 +442,12 @@ async def test_a_batchs_last_observation_says_which_messages_it_formed(token_tar
     # batches yield nothing), or the four in one batch.
     svc, parts = service(local_deriver(), token_target=token_target)
     s = Settled()
-    texts = ["How are you?", "I moved to Lisbon in March.", "Nice weather today.",
-             "I adopted a dog named Rex in May."]  # fmt: skip
+    texts = [
+        "How are you?",
+        "I moved to Lisbon in March.",
+        "Nice weather today.",
+        "I adopted a dog named Rex in May.",
+    ]
     await svc.deliver(
         0, [s.delivery(i, posted(i, "a", t, [("a", "a")])) for i, t in enumerate(texts, 1)]
     )

@@ -41,9 +41,8 @@ async def test_observations_are_counted_once_each(store: ScheduleStore) -> None:
     # The third since the last dream makes one due after the idle delay.
     assert counted.due_at == later + timedelta(seconds=10)
     assert await store.load(scope) == counted
-    assert scope in {Scope(s.workspace, s.observer, s.observed) for s in await store.ready(
-        later + timedelta(seconds=10)
-    )}  # fmt: skip
+    due = await store.ready(later + timedelta(seconds=10))
+    assert scope in {Scope(s.workspace, s.observer, s.observed) for s in due}
 
 
 async def test_a_completed_dream_is_kept_when_more_are_counted(store: ScheduleStore) -> None:

@@ -190,10 +190,14 @@ async def test_pgvector_moves_a_table_split_by_workspace_to_one_split_by_represe
             f"SELECT workspace, observer, count(DISTINCT tableoid) AS parts, count(*) AS n"
             f" FROM {table} GROUP BY 1, 2 ORDER BY 1, 2"
         )
-        assert [(r["workspace"], r["observer"], r["parts"], r["n"]) for r in await cur.fetchall()] == [
-            ("w0", "alice", 1, 10), ("w0", "carol", 1, 10), ("w1", "alice", 1, 10),
+        assert [
+            (r["workspace"], r["observer"], r["parts"], r["n"]) for r in await cur.fetchall()
+        ] == [
+            ("w0", "alice", 1, 10),
+            ("w0", "carol", 1, 10),
+            ("w1", "alice", 1, 10),
             ("w1", "carol", 1, 10),
-        ]  # fmt: skip
+        ]
     found = await index.search(np.array([1.0, 0, 0, 0]), Scope("w1", "carol", "bob"), limit=20)
     assert sorted(h.id for h in found) == sorted(f"o{i}" for i in range(40) if i % 4 == 3)
     await index.upsert([_point("o40", 0.0, 1.0)])  # SCOPE's: w1, alice, bob

@@ -10,8 +10,9 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 
+from mnemo_projector.doorbell import Doorbell
 from mnemo_projector.entities import EntityProjection
-from mnemo_projector.eraser import Doorbell, Eraser
+from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
 from mnemo_projector.memory import IndexUpkeep, MemoryProjection
 from mnemo_projector.partitioned import EraserGroup, ProjectionGroup
 from mnemo_projector.passages import PassageProjection
@@ -87,7 +88,7 @@ def build_eraser(
     nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, partitions: int
 ) -> EraserGroup:
     """The eraser of every partition, under the leases, rung by one doorbell."""
-    doorbell = Doorbell(nc, partitions)
+    doorbell = Doorbell(nc, partitions, FOLLOWED_KINDS)
     return EraserGroup(lambda p: Eraser(nc, js, pool, partition=p, doorbell=doorbell), partitions)
 
 

@@ -35,17 +35,16 @@ and an event citing an erased message or observation goes the same way.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Iterable
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 
 from mnemo_projector import erasure
+from mnemo_projector.doorbell import Doorbell, ring_when, wait
 from mnemo_projector.positions import ensure_position, read_position
 from mnemo_runtime import direct
 from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
@@ -87,39 +86,6 @@ def followed(partition: int) -> list[str]:
     ]  # fmt: skip
 
 
-class Doorbell:
-    """Rings a partition's eraser when an event it follows is published: one set of core NATS
-    subscriptions for a process's erasers, on the subjects as published (the stream's transform
-    adds the partition only to what it stores), each event ringing its workspace's partition."""
-
-    def __init__(self, nc: NATS, partitions: int) -> None:
-        self._nc = nc
-        self._partitions = partitions
-        self._bells: dict[int, asyncio.Event] = {}
-        self._subscribed = False
-        self._lock = asyncio.Lock()
-
-    async def bell(self, partition: int) -> asyncio.Event | None:
-        """The event set when ``partition`` has something new (None: no doorbell here)."""
-        async with self._lock:
-            if not self._subscribed:
-                try:
-                    for kind in FOLLOWED_KINDS:
-                        await self._nc.subscribe(subjects.published_filter(kind), cb=self._ring)
-                except Exception as err:  # the erasers look every step instead
-                    log.warning("eraser.no_doorbell", error=repr(err))
-                    return None
-                self._subscribed = True
-        return self._bells.setdefault(partition, asyncio.Event())
-
-    async def _ring(self, msg: Msg) -> None:
-        workspace = subjects.workspace_of_subject(msg.subject)
-        if workspace is not None:
-            bell = self._bells.get(subjects.partition_of(workspace, self._partitions))
-            if bell is not None:
-                bell.set()
-
-
 class Eraser:
     """Carries out the deletions of one partition in the log and the projections that do not
     see them directly."""
@@ -156,7 +122,7 @@ class Eraser:
         with none, the next when the doorbell rings (or after ``idle_s``), or every ``poll_s``
         without one."""
         wake = await self._doorbell.bell(self.partition) if self._doorbell else None
-        relay = asyncio.create_task(_relay(stop, wake)) if wake is not None else None
+        relay = asyncio.create_task(ring_when(stop, wake)) if wake is not None else None
         try:
             while not stop.is_set():
                 if wake is not None:
@@ -170,9 +136,9 @@ class Eraser:
                     await asyncio.sleep(0.5)
                     continue
                 if found or wake is None:
-                    await _wait(stop, self._poll)
+                    await wait(stop, self._poll)
                 else:
-                    await _wait(wake, self._idle)
+                    await wait(wake, self._idle)
         finally:
             if relay is not None:
                 relay.cancel()
@@ -398,14 +364,3 @@ class Eraser:
             )
             row: Any = await cur.fetchone()
             return int(row["seq"] or 0)
-
-
-async def _relay(stop: asyncio.Event, wake: asyncio.Event) -> None:
-    """Ring ``wake`` once ``stop`` is set."""
-    await stop.wait()
-    wake.set()
-
-
-async def _wait(event: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout=seconds)
