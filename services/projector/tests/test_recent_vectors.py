@@ -9,29 +9,19 @@ from prometheus_client import REGISTRY
 
 from mnemo_projector.memory import RecentVectors
 from mnemo_runtime.embeddings import Embedder, Vectors, build_embedder
+from mnemo_runtime.embeddings.metered import MeteredEmbedder
 
 
-class Counted:
+class Counted(MeteredEmbedder):
     """The fake embedder, recording what it was asked to embed."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.asked: list[list[str]] = []
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         self.asked.append(list(texts))
-        return await self.inner.embed(texts)
-
-    async def embed_query(self, text: str) -> np.ndarray:
-        return await self.inner.embed_query(text)
+        return await super().embed(texts)
 
 
 def _recalled() -> float:
