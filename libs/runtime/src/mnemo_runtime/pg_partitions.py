@@ -44,11 +44,16 @@ def partitions_ddl(table: str, count: int = PARTITIONS) -> str:
     )
 
 
-def partition_by(key: Sequence[str]) -> str:
-    """The clause that splits a table by a hash of ``key``'s columns."""
+def _hash(key: Sequence[str]) -> str:
+    """A hash partitioning of ``key``'s columns, as Postgres states it (``pg_get_partkeydef``)."""
     for column in key:
         _check(column)
-    return f"PARTITION BY HASH ({', '.join(key)})"
+    return f"HASH ({', '.join(key)})"
+
+
+def partition_by(key: Sequence[str]) -> str:
+    """The clause that splits a table by a hash of ``key``'s columns."""
+    return f"PARTITION BY {_hash(key)}"
 
 
 async def layout(conn: AsyncConnection[Any], table: str) -> str | None:
@@ -74,7 +79,7 @@ async def ensure_split(
     the caller's transaction, which holds the schema lock: a table made unsplit, or split by
     another key, is moved (``repartition``). The rows moved."""
     found = await layout(conn, table)
-    if found is None or found == partition_by(key).removeprefix("PARTITION BY "):
+    if found is None or found == _hash(key):
         await conn.execute(create + indexes)
         return 0
     log.info("pg.repartitioning", table=table, layout=found or "plain", key=list(key))

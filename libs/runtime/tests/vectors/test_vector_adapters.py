@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mnemo_runtime.pg_partitions import partitions_ddl
+from mnemo_runtime.pg_partitions import layout, partitions_ddl
 from mnemo_runtime.vectors import (
     EdgeVectorIndex,
     InMemoryVectorIndex,
@@ -103,6 +103,39 @@ async def test_pgvector_points_commit_and_roll_back_with_the_callers_transaction
     assert [h.id for h in await index.search(np.array([1.0, 0, 0, 0]), SCOPE)] == ["kept"]
 
 
+async def _made_before(
+    pg_pool, ddl: str, table: str, points: list[tuple[str, str, str, str]]
+) -> PgVectorIndex:
+    """A vector table made by an earlier layout (``ddl``) holding ``points`` (id, workspace,
+    observer, vector), then opened as now, twice (the second start finds nothing to move)."""
+    async with pg_pool.connection() as conn:
+        await conn.execute(ddl)
+        await conn.execute(
+            "INSERT INTO vector_indexes (name, dimension, model) VALUES (%s, 4, 'm')", (table,)
+        )
+        for oid, ws, observer, vector in points:
+            await conn.execute(
+                f"INSERT INTO {table} VALUES (%s, %s, %s, 'bob', 'explicit', NULL, 1.0, %s)",
+                (oid, ws, observer, vector),
+            )
+    index = PgVectorIndex(pg_pool, table)
+    await index.ensure(4, "m")
+    await index.ensure(4, "m")
+    return index
+
+
+async def _layout(pg_pool, table: str) -> tuple[str | None, int]:
+    """The table's partition key (``pg_partitions.layout``) and how many partitions it has."""
+    async with pg_pool.connection() as conn:
+        key = await layout(conn, table)
+        cur = await conn.execute(
+            "SELECT count(*) AS n FROM pg_inherits WHERE inhparent = %s::regclass", (table,)
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return key, int(row["n"])
+
+
 # The table as it was made before the vectors were split by workspace.
 UNSPLIT = """
 CREATE TABLE {t} (id text PRIMARY KEY, workspace text NOT NULL, observer text NOT NULL,
@@ -116,32 +149,15 @@ CREATE INDEX {t}_hnsw ON {t} USING hnsw (embedding vector_ip_ops) WITH (m = 16, 
 @pytest.mark.integration
 async def test_pgvector_moves_a_table_made_before_the_split_into_partitions(pg_pool) -> None:
     table = f"unsplit_{uuid.uuid4().hex[:12]}"
+    points = [(f"o{i}", f"w{i % 5}", "alice", f"[{1 + i % 3}, {i % 2}, 0.5, 0]") for i in range(40)]
+    index = await _made_before(pg_pool, UNSPLIT.format(t=table), table, points)
+    assert await _layout(pg_pool, table) == ("HASH (workspace, observer, observed)", 16)
     async with pg_pool.connection() as conn:
-        await conn.execute(UNSPLIT.format(t=table))
-        await conn.execute(
-            "INSERT INTO vector_indexes (name, dimension, model) VALUES (%s, 4, 'm')", (table,)
-        )
-        for i in range(40):
-            ws = f"w{i % 5}"
-            await conn.execute(
-                f"INSERT INTO {table} VALUES (%s, %s, 'alice', 'bob', 'explicit', NULL, 1.0, %s)",
-                (f"o{i}", ws, f"[{1 + i % 3}, {i % 2}, 0.5, 0]"),
-            )
-    index = PgVectorIndex(pg_pool, table)
-    await index.ensure(4, "m")
-    await index.ensure(4, "m")  # a second start finds it split: nothing moves
-    async with pg_pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT c.relkind::text AS kind, (SELECT count(*) FROM pg_inherits i"
-            " WHERE i.inhparent = c.oid) AS parts FROM pg_class c WHERE c.relname = %s",
-            (table,),
-        )
-        assert await cur.fetchone() == {"kind": "p", "parts": 16}
         cur = await conn.execute(f"SELECT count(*) AS n FROM {table}")
         assert await cur.fetchone() == {"n": 40}
     found = await index.search(np.array([1.0, 0, 0, 0]), Scope("w3", "alice", "bob"), limit=20)
     assert sorted(h.id for h in found) == sorted(f"o{i}" for i in range(40) if i % 5 == 3)
-    # Written and deleted as before, in the partition of its workspace.
+    # Written and deleted as before, in the partition of its representation.
     await index.upsert([_point("o3", 0.0, 1.0)])
     await index.delete(["o8"])
     assert await index.count(SCOPE) == 8 + 1
@@ -165,26 +181,14 @@ async def test_pgvector_moves_a_table_split_by_workspace_to_one_split_by_represe
     pg_pool,
 ) -> None:
     table = f"byws_{uuid.uuid4().hex[:12]}"
+    points = [
+        (f"o{i}", f"w{i % 2}", ("alice", "carol")[i % 4 // 2], f"[{1 + i % 3}, 1, 0, 0]")
+        for i in range(40)
+    ]
+    ddl = BY_WORKSPACE.format(t=table, parts=partitions_ddl(table))
+    index = await _made_before(pg_pool, ddl, table, points)
+    assert await _layout(pg_pool, table) == ("HASH (workspace, observer, observed)", 16)
     async with pg_pool.connection() as conn:
-        await conn.execute(BY_WORKSPACE.format(t=table, parts=partitions_ddl(table)))
-        await conn.execute(
-            "INSERT INTO vector_indexes (name, dimension, model) VALUES (%s, 4, 'm')", (table,)
-        )
-        for i in range(40):
-            await conn.execute(
-                f"INSERT INTO {table} VALUES (%s, %s, %s, 'bob', 'explicit', NULL, 1.0, %s)",
-                (f"o{i}", f"w{i % 2}", ("alice", "carol")[i % 4 // 2], f"[{1 + i % 3}, 1, 0, 0]"),
-            )
-    index = PgVectorIndex(pg_pool, table)
-    await index.ensure(4, "m")
-    await index.ensure(4, "m")  # a second start finds it split so: nothing moves
-    async with pg_pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT pg_get_partkeydef(c.oid) AS key, (SELECT count(*) FROM pg_inherits i"
-            " WHERE i.inhparent = c.oid) AS parts FROM pg_class c WHERE c.relname = %s",
-            (table,),
-        )
-        assert await cur.fetchone() == {"key": "HASH (workspace, observer, observed)", "parts": 16}
         # Each representation's points in one partition.
         cur = await conn.execute(
             f"SELECT workspace, observer, count(DISTINCT tableoid) AS parts, count(*) AS n"
