@@ -75,8 +75,8 @@ def test_migrate_creates_streams_consumers_and_tables_and_updates_on_rerun(
         "observations",
         "observation_sources",
         "peer_cards",
-        "deriver_lines",
-        "summarizer_sessions",
+        "work_lines",
+        "work_sessions",
         "dreams",
         "dream_schedule",
     } <= tables

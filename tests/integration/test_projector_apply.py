@@ -12,7 +12,17 @@ from mnemo_projector.entities import EntityProjection
 from mnemo_projector.positions import advance_guarded, read_position
 from mnemo_projector.tables import PROJECTION
 from mnemo_runtime.pg import open_pool
-from mnemo_schema.events import MessagePosted, Representation, SessionCreated
+from mnemo_schema.events import (
+    Event,
+    MessagePosted,
+    PeerCreated,
+    PeerDeleted,
+    Representation,
+    SessionCreated,
+    SessionDeleted,
+    WorkspaceDeleted,
+)
+from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
 
 WS = "w"
 
@@ -77,3 +87,68 @@ def test_only_batches_of_nothing_but_messages_are_guarded():
     assert messages_only([created]) is None
     assert messages_only([posted(2), created]) is None
     assert messages_only([created, posted(2)]) is None
+
+
+async def test_progress_is_kept_for_what_exists_and_goes_with_what_is_deleted(fresh_database):
+    pool = await open_pool(fresh_database)
+    try:
+        made: list[tuple[int, Event]] = [
+            (1, PeerCreated(workspace=WS, peer_id="ann", metadata={})),
+            (2, PeerCreated(workspace=WS, peer_id="ben", metadata={})),
+            (3, SessionCreated(workspace=WS, session_id="s", metadata={})),
+        ]
+        lines: list[tuple[int, Event]] = [
+            (4, DerivationProgressed(workspace=WS, observer="ben", observed="ann", taken_seq=9)),
+            (
+                5,
+                DerivationProgressed(
+                    workspace=WS, observer="ann", observed="ann", taken_seq=7, done_seq=7
+                ),
+            ),
+            (6, SummarizationProgressed(workspace=WS, session_id="s", done_seq=9, summary_seq=5)),
+            # An older event after a newer one moves nothing back.
+            (7, DerivationProgressed(workspace=WS, observer="ben", observed="ann", taken_seq=3)),
+            # A line of a peer that does not exist, a session that does not: no row.
+            (8, DerivationProgressed(workspace=WS, observer="cat", observed="ann", done_seq=7)),
+            (9, SummarizationProgressed(workspace=WS, session_id="t", done_seq=9)),
+        ]
+        async with pool.connection() as conn:
+            async with conn.transaction():
+                await apply_batch(conn, made + lines)
+            assert await progress(conn) == (
+                [("ann", "ann", 7, 7, 0), ("ben", "ann", 9, 0, 0)],
+                [("s", 9, 5)],
+            )
+            # Deleting ben takes his lines; deleting the session, its count. Progress that was
+            # in flight and lands after a deletion leaves nothing either.
+            gone: list[tuple[int, Event]] = [
+                (10, PeerDeleted(workspace=WS, peer_id="ben")),
+                (11, SessionDeleted(workspace=WS, session_id="s")),
+                (
+                    12,
+                    DerivationProgressed(workspace=WS, observer="ben", observed="ann", done_seq=9),
+                ),
+                (13, SummarizationProgressed(workspace=WS, session_id="s", done_seq=12)),
+            ]
+            async with conn.transaction():
+                await apply_batch(conn, gone)
+            assert await progress(conn) == ([("ann", "ann", 7, 7, 0)], [])
+            async with conn.transaction():
+                await apply_batch(conn, [(14, WorkspaceDeleted(workspace=WS))])
+            assert await progress(conn) == ([], [])
+    finally:
+        await pool.close()
+
+
+async def progress(conn: psycopg.AsyncConnection) -> tuple[list[tuple[object, ...]], ...]:
+    cur = await conn.execute(
+        "SELECT observer, observed, taken_seq, done_seq, observation_seq FROM work_lines"
+        " WHERE workspace = %s ORDER BY observer, observed",
+        (WS,),
+    )
+    lines = [tuple(r.values()) for r in await cur.fetchall()]
+    cur = await conn.execute(
+        "SELECT session_id, done_seq, summary_seq FROM work_sessions WHERE workspace = %s",
+        (WS,),
+    )
+    return lines, [tuple(r.values()) for r in await cur.fetchall()]

@@ -8,11 +8,12 @@ way: the queue status shows the progress a caller waits on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_deriver.adapters.progress import PgProgress
+from mnemo_deriver.adapters.progress import LogProgress
 from mnemo_deriver.batching import RepKey
 from mnemo_gateway.routes.queue import work_units
 from mnemo_gateway.store import ReadStore
@@ -21,7 +22,14 @@ from mnemo_projector.memory import MemoryProjection
 from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.pg import open_pool
 from mnemo_runtime.vectors import PgVectorIndex
-from mnemo_schema.events import Event, MessagePosted, PeerCreated, PeerDeleted, Representation
+from mnemo_schema.events import (
+    Envelope,
+    Event,
+    MessagePosted,
+    PeerCreated,
+    PeerDeleted,
+    Representation,
+)
 from mnemo_schema.observations import ObservationWritten
 
 from .retrieval_worlds import Logged
@@ -103,11 +111,22 @@ async def test_units_complete_batch_by_batch_while_the_deriver_is_ahead(
         # the third nothing. The deriver is done with all six.
         first = _fact("m2", 3, "Ann moved to Lisbon in March.", "I moved to Lisbon", 3)
         second = _fact("m4", 5, "Ann adopted a dog named Rex.", "I adopted a dog named Rex", 5)
-        progress = PgProgress(pool)
+        # The deriver's progress goes on the log after the messages; the entity projection
+        # keeps it for the queue status.
+        said: list[Envelope] = []
+
+        class Log:
+            async def publish(self, events: Sequence[Envelope]) -> list[int]:
+                said.extend(events)
+                return []
+
+        progress = LogProgress(Log())
         key = RepKey(WS, "ann", "ann")
         await progress.done(key, 3, 8)
         await progress.done(key, 5, 9)
         await progress.done(key, 7, 0)
+        async with pool.connection() as conn, conn.transaction():
+            await EntityProjection().apply(conn, list(enumerate(said, start=20)))  # type: ignore[arg-type]
         store = ReadStore(pool)
 
         await _positions(pool, 0, memory=7, passages=7)
@@ -127,10 +146,13 @@ async def test_units_complete_batch_by_batch_while_the_deriver_is_ahead(
         await _positions(pool, 0, memory=9, passages=7)
         assert await _derived_units(store) == {"completed": 6, "in_progress": 0, "pending": 0}
 
-        # Deleting the peer takes its formed line along.
+        # Deleting the peer takes its formed line and its progress along.
+        deleted = [(30, PeerDeleted(workspace=WS, peer_id="ann"))]
         async with pool.connection() as conn, conn.transaction():
-            await memory.apply(conn, [(10, PeerDeleted(workspace=WS, peer_id="ann"))])
-            cur = await conn.execute("SELECT count(*) AS n FROM formed_lines")
-            assert await cur.fetchone() == {"n": 0}
+            await memory.apply(conn, deleted)
+            await EntityProjection().apply(conn, deleted)
+            for table in ("formed_lines", "work_lines"):
+                cur = await conn.execute(f"SELECT count(*) AS n FROM {table}")
+                assert await cur.fetchone() == {"n": 0}, table
     finally:
         await pool.close()

@@ -15,14 +15,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nats
-import psycopg
 
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.stack import LocalNats, free_port
+from mnemo_runtime.streams import read_stored
 from mnemo_schema import subjects
 from mnemo_schema.events import MessagePosted, Representation, decode_event
 from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import new_database
 
@@ -93,17 +94,30 @@ async def _observations(nats_url: str) -> list[ObservationWritten]:
         await nc.close()
 
 
-def _done(database_url: str, due: dict[tuple[str, str, str], int]) -> bool:
-    with psycopg.connect(database_url) as conn:
-        rows = conn.execute("SELECT workspace, observer, observed, done_seq FROM deriver_lines")
-        lines = {(r[0], r[1], r[2]): int(r[3]) for r in rows}
+async def _lines(nats_url: str) -> dict[tuple[str, str, str], int]:
+    """How far the deriver says each representation's line is done, from its progress events
+    on the log."""
+    nc = await nats.connect(nats_url)
+    try:
+        stored = await read_stored(nc.jetstream(), subjects.STREAM, subjects.work_filter())
+    finally:
+        await nc.close()
+    lines: dict[tuple[str, str, str], int] = {}
+    for s in stored:
+        e = decode_event(s.data)
+        if isinstance(e, DerivationProgressed):
+            key = (e.workspace, e.observer, e.observed)
+            lines[key] = max(lines.get(key, 0), e.done_seq)
+    return lines
+
+
+def _done(nats_url: str, due: dict[tuple[str, str, str], int]) -> bool:
+    lines = asyncio.run(_lines(nats_url))
     return all(lines.get(k, 0) >= seq for k, seq in due.items())
 
 
-def _started(database_url: str) -> bool:
-    with psycopg.connect(database_url) as conn:
-        row = conn.execute("SELECT count(*) FROM deriver_lines WHERE done_seq > 0").fetchone()
-    return bool(row and row[0] >= 3)
+def _started(nats_url: str) -> bool:
+    return sum(1 for seq in asyncio.run(_lines(nats_url)).values() if seq > 0) >= 3
 
 
 def _held(log: Path) -> set[int]:
@@ -164,15 +178,15 @@ def _run(
             assert {
                 subjects.partition_of(w, subjects.DEFAULT_PARTITIONS) for w in WORKSPACES
             } & mine
-            while not _started(db):
+            while not _started(url):
                 assert time.monotonic() < deadline, "the deriver never started"
                 time.sleep(0.02)
-            assert not _done(db, due), "finished before the kill: make the conversation longer"
+            assert not _done(url, due), "finished before the kill: make the conversation longer"
             procs[0].send_signal(signal.SIGKILL)
             procs[0].wait(10)
             report.append(f"killed replica 0 holding partitions {sorted(mine)}")
             procs, logs = procs[1:], logs[1:]
-        while not _done(db, due):
+        while not _done(url, due):
             _alive(procs, logs)
             assert time.monotonic() < deadline, "the derivation never finished"
             time.sleep(0.1)

@@ -21,6 +21,8 @@ from mnemo_runtime.precedence import precedence
 from mnemo_schema.events import Envelope, MessagePosted, Representation
 from mnemo_schema.observations import ObservationWritten
 
+from .conftest import Lines
+
 
 class Log:
     def __init__(self) -> None:
@@ -38,25 +40,6 @@ class Dead:
     async def park(self, letter: Letter) -> int:
         self.parked.append(letter)
         return len(self.parked)
-
-
-class Lines:
-    """Each representation's line: the newest position taken and done."""
-
-    def __init__(self) -> None:
-        self.taken_at: dict[RepKey, int] = {}
-        self.done_at: dict[RepKey, int] = {}
-        self.sessions: set[str] = set()  # the sessions named with the progress
-
-    async def taken(self, key: RepKey, seq: int, sessions: Sequence[str] = ()) -> None:
-        self.taken_at[key] = max(self.taken_at.get(key, 0), seq)
-        self.sessions.update(sessions)
-
-    async def done(
-        self, key: RepKey, seq: int, observation_seq: int, sessions: Sequence[str] = ()
-    ) -> None:
-        self.done_at[key] = max(self.done_at.get(key, 0), seq)
-        self.sessions.update(sessions)
 
 
 class Turns:

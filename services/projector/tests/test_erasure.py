@@ -10,11 +10,13 @@ from mnemo_schema.events import (
     Envelope,
     MessageDeleted,
     MessagePosted,
+    PeerDeleted,
     SessionCreated,
     SessionDeleted,
     encode_event,
 )
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
 from mnemo_schema.summaries import SummaryUpdated
 
 WS = "w"
@@ -157,3 +159,30 @@ def test_the_filters_read_the_stored_subjects_and_undecodable_events_of_the_sess
     p = plan(target, stored)
     assert len(events) + 1 in p.secure and len(events) + 2 not in p.secure | p.plain
     assert p.summaries == {"s": {4, 5}}
+
+
+def test_the_progress_of_what_is_deleted_goes_and_the_rest_stays():
+    events: list[Envelope] = [
+        DerivationProgressed(workspace=WS, observer="alice", observed="alice", done_seq=2),  # 1
+        DerivationProgressed(workspace=WS, observer="bob", observed="alice", done_seq=2),  # 2
+        DerivationProgressed(workspace=WS, observer="bob", observed="bob", done_seq=2),  # 3
+        SummarizationProgressed(workspace=WS, session_id="s", done_seq=2),  # 4
+        SummarizationProgressed(workspace=WS, session_id="t", done_seq=2),  # 5
+    ]
+    stored = _log(events)
+    peer = Target.of(6, PeerDeleted(workspace=WS, peer_id="alice"))
+    # Read through the erasure's own filters; positions only, so removed, not overwritten.
+    read = [st for st in stored if any(_matches(f, st.subject) for f in peer.filters())]
+    assert {st.seq for st in read} == {1, 2, 3}
+    p = plan(peer, read)
+    assert (p.plain, p.secure) == ({1, 2}, set())
+    session = Target.of(6, SessionDeleted(workspace=WS, session_id="s"))
+    read = [st for st in stored if any(_matches(f, st.subject) for f in session.filters())]
+    assert {st.seq for st in read} == {4}
+    assert plan(session, read).plain == {4}
+    # An undecodable event on a deleted peer's line goes too; another peer's stays.
+    mangled = [
+        Stored(7, _stored("mnemo.evt.w.work.deriver.bob.alice"), b"not an event"),
+        Stored(8, _stored("mnemo.evt.w.work.deriver.bob.bob"), b"not an event"),
+    ]
+    assert plan(Target.of(9, PeerDeleted(workspace=WS, peer_id="alice")), mangled).secure == {7}

@@ -18,6 +18,8 @@ from mnemo_summarizer.ports import SessionRecord
 from mnemo_summarizer.service import Delivery, SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
 
+from .conftest import Progress
+
 AT = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 WS, SID = "ws1", "s1"
 
@@ -50,18 +52,6 @@ class History:
             messages=tuple(m for m in self.record.messages if m.seq < before_seq),
             instructions=self.record.instructions,
         )
-
-
-class Progress:
-    """Each session's progress as recorded: (newest message counted, newest summary)."""
-
-    def __init__(self) -> None:
-        self.sessions: dict[tuple[str, str], tuple[int, int]] = {}
-
-    async def done(self, sessions: dict[tuple[str, str], tuple[int, int]]) -> None:
-        for key, (seq, summary) in sessions.items():
-            old = self.sessions.get(key, (0, 0))
-            self.sessions[key] = (max(old[0], seq), max(old[1], summary))
 
 
 class Dead:

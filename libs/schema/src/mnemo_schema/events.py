@@ -22,6 +22,7 @@ from mnemo_schema.observations import (
     ObservationWritten,
     PeerCardUpdated,
 )
+from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
 from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 from mnemo_schema.text import StorableText, StorableTime, StoredJson
 from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
@@ -261,6 +262,8 @@ Event = Annotated[
     | SummariesErased
     | DreamDue
     | DreamCompleted
+    | DerivationProgressed
+    | SummarizationProgressed
     | KeyRevoked
     | WebhookEndpointRegistered
     | WebhookEndpointDeleted,

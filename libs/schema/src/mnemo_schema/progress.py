@@ -1,12 +1,55 @@
-"""The progress note a stage sends on ``mnemo.progress.<workspace>`` (core NATS) when work of the
-workspace starts or ends: the sessions it was in. Whoever watches queues drain (the gateway's
-``queue.empty``) reads it; the note only says where to look, the queue status says the rest."""
+"""How far the stages have come, for the queue status.
+
+Two events on the log (``mnemo.evt.<workspace>.work...``), which the entity projection keeps
+for the gateway's queue status (``work_lines``, ``work_sessions``): what the deriver has taken
+and done in each representation's line, and what the summarizer has counted of each session.
+Both carry positions only, never content; each says "at least this far", so applying one twice,
+or an older one after a newer, changes nothing.
+
+And the progress note a stage sends on ``mnemo.progress.<workspace>`` (core NATS) when work of
+the workspace starts or ends: the sessions it was in. Whoever watches queues drain (the gateway's
+``queue.empty``) reads it; the note only says where to look, the queue status says the rest.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
+
+from mnemo_schema import subjects
+from mnemo_schema.envelope import Envelope
+from mnemo_schema.ids import EntityId
+
+
+class DerivationProgressed(Envelope):
+    """The deriver's line of one representation: its messages up to ``taken_seq`` are being
+    derived, those up to ``done_seq`` are done (derived, or parked as a dead letter), and its
+    newest observation is at ``observation_seq`` (0: none said here)."""
+
+    type: Literal["DerivationProgressed"] = "DerivationProgressed"
+    observer: EntityId
+    observed: EntityId
+    taken_seq: int = Field(default=0, ge=0)
+    done_seq: int = Field(default=0, ge=0)
+    observation_seq: int = Field(default=0, ge=0)
+
+    def subject(self) -> str:
+        return subjects.derivation_work_subject(self.workspace, self.observer, self.observed)
+
+
+class SummarizationProgressed(Envelope):
+    """The summarizer has counted every message of the session up to ``done_seq`` (and written
+    or parked any summary due at them); its newest summary is at ``summary_seq`` (0: none)."""
+
+    type: Literal["SummarizationProgressed"] = "SummarizationProgressed"
+    session_id: EntityId
+    done_seq: int = Field(ge=0)
+    summary_seq: int = Field(default=0, ge=0)
+
+    def subject(self) -> str:
+        return subjects.summary_work_subject(self.workspace, self.session_id)
 
 
 class ProgressNote(BaseModel):

@@ -7,6 +7,10 @@ Publishers send events on (ids match ``ID_PATTERN`` so they are safe subject tok
 - ``mnemo.evt.<workspace>.obs.<observer>.<observed>``  memory events of one representation
 - ``mnemo.evt.<workspace>.sum.<session>``   session summaries
 - ``mnemo.evt.<workspace>.dream.<observer>.<observed>``  dreams of one representation
+- ``mnemo.evt.<workspace>.work.deriver.<observer>.<observed>``  how far the deriver has come
+  in one representation's line
+- ``mnemo.evt.<workspace>.work.summarizer.<session>``  how far the summarizer has counted one
+  session
 
 The stream stores each of them with the workspace's **partition** after the workspace
 (``mnemo.evt.<workspace>.<partition>.<kind>...``): a subject transform of the stream computes it,
@@ -72,9 +76,9 @@ def session_messages_filter(workspace: str, session: str) -> str:
 
 def read_model_event(subject: str) -> bool:
     """Whether an event published on ``subject`` is one the entity and message projection
-    applies (an entity or a message event, not a memory event)."""
+    applies (an entity, a message or a stage's progress event, not a memory event)."""
     parts = subject.split(".")
-    return len(parts) > 3 and parts[:2] == ["mnemo", "evt"] and parts[3] in ("ent", "msg")
+    return len(parts) > 3 and parts[:2] == ["mnemo", "evt"] and parts[3] in ("ent", "msg", "work")
 
 
 def message_subject(workspace: str, session: str) -> str:
@@ -90,6 +94,16 @@ def observation_subject(workspace: str, observer: str, observed: str) -> str:
 def summary_subject(workspace: str, session: str) -> str:
     """Subject of a session's summary events."""
     return f"mnemo.evt.{workspace}.sum.{session}"
+
+
+def derivation_work_subject(workspace: str, observer: str, observed: str) -> str:
+    """Subject of the deriver's progress in one (observer, observed) representation's line."""
+    return f"mnemo.evt.{workspace}.work.deriver.{observer}.{observed}"
+
+
+def summary_work_subject(workspace: str, session: str) -> str:
+    """Subject of the summarizer's progress in one session."""
+    return f"mnemo.evt.{workspace}.work.summarizer.{session}"
 
 
 def query_subject(workspace: str, kind: str) -> str:
@@ -202,6 +216,11 @@ def summary_filter(partition: Partition = "*") -> str:
 def dream_filter(partition: Partition = "*") -> str:
     """The stored dream events of one partition."""
     return f"mnemo.evt.*.{partition}.dream.>"
+
+
+def work_filter(partition: Partition = "*") -> str:
+    """The stored progress events of the stages (``work``) of one partition."""
+    return f"mnemo.evt.*.{partition}.work.>"
 
 
 def erasure_filters(partition: Partition = "*") -> list[str]:

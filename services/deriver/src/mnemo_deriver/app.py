@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from mnemo_deriver.adapters.bus import consume
-from mnemo_deriver.adapters.progress import PgProgress
+from mnemo_deriver.adapters.progress import LogProgress, hand_over
 from mnemo_deriver.adapters.turns import LogTurns
 from mnemo_deriver.local import local_deriver
 from mnemo_deriver.service import DeriverService
@@ -13,11 +13,13 @@ from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.deadletters import DeadLetters
 from mnemo_runtime.infra import Infra
+from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.partitions import Leases, held_by
 
+log = get_logger("mnemo.deriver")
 MIGRATIONS = package_migrations("mnemo_deriver")
 
 
@@ -37,12 +39,16 @@ async def run(
     of its own when none is given); its progress notes go out on core NATS."""
     dead = DeadLetters(infra.js, infra.pool, "deriver")
     await dead.ensure()
+    events = EventPublisher(infra.js)
+    handed = await hand_over(infra.pool, events)
+    if handed:
+        log.info("deriver.progress_handed_over", lines=handed)
     service = DeriverService(
         settings,
         model or build_deriver_model(),
-        EventPublisher(infra.js),
+        events,
         dead,
-        PgProgress(infra.pool, infra.nc.publish),
+        LogProgress(events, infra.nc.publish),
         LogTurns(infra.nc),
     )
     async with held_by(infra.database_url, infra.partitions, stop, leases) as held:

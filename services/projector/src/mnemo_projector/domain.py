@@ -31,6 +31,7 @@ from mnemo_schema.events import (
     WorkspaceUpdated,
 )
 from mnemo_schema.keys import KeyRevoked
+from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
 from mnemo_schema.webhooks import WebhookEndpointDeleted, WebhookEndpointRegistered
 
 Statement = tuple[str, tuple[Any, ...]]
@@ -165,6 +166,33 @@ def statement(seq: int, event: Event) -> Statement | None:
             return (
                 "UPDATE messages SET metadata = %s WHERE workspace = %s AND id = %s",
                 (Jsonb(event.metadata), ws, event.message_id),
+            )
+        case DerivationProgressed():
+            # Kept only while both peers of the line are: progress landing after a peer's
+            # deletion (work that was in flight) leaves no row naming it.
+            return (
+                "INSERT INTO work_lines (workspace, observer, observed, taken_seq, done_seq,"
+                " observation_seq) SELECT %s, %s, %s, %s, %s, %s WHERE"
+                " (SELECT count(*) FROM peers WHERE workspace = %s AND id IN (%s, %s))"
+                " = CASE WHEN %s = %s THEN 1 ELSE 2 END"
+                " ON CONFLICT (workspace, observer, observed) DO UPDATE SET"
+                " taken_seq = GREATEST(work_lines.taken_seq, EXCLUDED.taken_seq),"
+                " done_seq = GREATEST(work_lines.done_seq, EXCLUDED.done_seq),"
+                " observation_seq = GREATEST(work_lines.observation_seq, EXCLUDED.observation_seq)",
+                (ws, event.observer, event.observed, event.taken_seq, event.done_seq,
+                 event.observation_seq, ws, event.observer, event.observed, event.observer,
+                 event.observed),
+            )  # fmt: skip
+        case SummarizationProgressed():
+            # Kept only while the session is (see above).
+            return (
+                "INSERT INTO work_sessions (workspace, session_id, done_seq, summary_seq)"
+                " SELECT %s, %s, %s, %s WHERE EXISTS"
+                " (SELECT 1 FROM sessions WHERE workspace = %s AND id = %s)"
+                " ON CONFLICT (workspace, session_id) DO UPDATE SET"
+                " done_seq = GREATEST(work_sessions.done_seq, EXCLUDED.done_seq),"
+                " summary_seq = GREATEST(work_sessions.summary_seq, EXCLUDED.summary_seq)",
+                (ws, event.session_id, event.done_seq, event.summary_seq, ws, event.session_id),
             )
     return None
 

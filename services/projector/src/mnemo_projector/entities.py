@@ -1,4 +1,5 @@
-"""The entity and message read models (workspaces, peers, sessions, members, messages)."""
+"""The entity and message read models (workspaces, peers, sessions, members, messages), and the
+stages' progress for the queue status (``work_lines``, ``work_sessions``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from mnemo_schema.events import Event
 
 
 class EntityProjection:
-    """The entity and message events of each partition."""
+    """The entity, message and progress events of each partition."""
 
     name = PROJECTION
     applied_subject = subjects.PROJECTOR_APPLIED
@@ -21,7 +22,11 @@ class EntityProjection:
     fair = False
 
     def filters(self, partition: int) -> list[str]:
-        return [subjects.entity_filter("*", partition), subjects.message_filter(partition)]
+        return [
+            subjects.entity_filter("*", partition),
+            subjects.message_filter(partition),
+            subjects.work_filter(partition),
+        ]
 
     async def setup(self, conn: AsyncConnection) -> None:
         """Nothing beyond the migrations."""

@@ -12,10 +12,12 @@ holds its content or what was derived from it:
   restate any of its premises, so one erased premise is enough); their deletions (whose reasons
   may quote them); for a peer or a workspace every event of their representations;
 - a card the dreamer drew in a representation that lost observations (its entries carry no
-  provenance, so it goes whole; a card set through the API came from the caller and stays).
+  provenance, so it goes whole; a card set through the API came from the caller and stays);
+- the stages' progress in what it deletes (a peer's representations' lines, a session's
+  summarizer count): positions only, but named by the peer's or session's id.
 
 Events holding text are erased securely (their bytes overwritten); the others (memberships,
-dream bookkeeping) are only removed. The deletion event itself stays: it holds ids only, and a
+dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids only, and a
 replay applies it to nothing. Decoding failures on the erased entity's subjects are erased too.
 """
 
@@ -53,6 +55,7 @@ from mnemo_schema.observations import (
     ObservationWritten,
     PeerCardUpdated,
 )
+from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
 from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 
 Kind = Literal["message", "session", "peer", "workspace"]
@@ -62,6 +65,7 @@ Rep = tuple[str, str]
 _CONTENT_FREE = (
     PeerJoinedSession, PeerLeftSession, SessionPeerConfigured, DreamCompleted,
     ObservationsErased, SummariesErased, MessageDeleted, SessionDeleted, PeerDeleted,
+    DerivationProgressed, SummarizationProgressed,
 )  # fmt: skip
 
 
@@ -101,9 +105,11 @@ class Target:
             return [subjects.workspace_filter(self.workspace)]
         ws = f"mnemo.evt.{self.workspace}.*"
         if self.kind == "peer":
-            return [f"{ws}.msg.*", f"{ws}.sum.*", f"{ws}.ent.>", f"{ws}.obs.>", f"{ws}.dream.>"]
+            return [f"{ws}.msg.*", f"{ws}.sum.*", f"{ws}.ent.>", f"{ws}.obs.>", f"{ws}.dream.>",
+                    f"{ws}.work.deriver.>"]  # fmt: skip
         sid = self.session_id
-        return [f"{ws}.msg.{sid}", f"{ws}.sum.{sid}", f"{ws}.ent.>", f"{ws}.obs.>"]
+        return [f"{ws}.msg.{sid}", f"{ws}.sum.{sid}", f"{ws}.ent.>", f"{ws}.obs.>",
+                f"{ws}.work.summarizer.{sid}"]  # fmt: skip
 
 
 @dataclass
@@ -148,8 +154,12 @@ def _ours(t: Target, subject: str) -> bool:
     if t.kind == "workspace":
         return True
     if t.kind == "session":
+        if parts[3:5] == ["work", "summarizer"]:
+            return len(parts) > 5 and parts[5] == t.session_id
         return len(parts) > 4 and parts[3] in ("msg", "sum") and parts[4] == t.session_id
     if t.kind == "peer":
+        if parts[3:5] == ["work", "deriver"]:
+            return t.peer_id in parts[5:7]
         return len(parts) > 5 and parts[3] in ("obs", "dream") and t.peer_id in parts[4:6]
     return False
 
@@ -203,14 +213,14 @@ def _entity_covered(t: Target, e: Event, erased_messages: set[str]) -> bool:
     if t.kind == "session":
         return isinstance(
             e, SessionCreated | SessionUpdated | PeerJoinedSession | PeerLeftSession
-            | SessionPeerConfigured,
+            | SessionPeerConfigured | SummarizationProgressed,
         ) and e.session_id == t.session_id  # fmt: skip
     if t.kind == "peer":
         if isinstance(e, PeerCreated | PeerUpdated | PeerJoinedSession | PeerLeftSession):
             return e.peer_id == t.peer_id
         if isinstance(e, SessionPeerConfigured):
             return e.peer_id == t.peer_id
-        if isinstance(e, DreamDue | DreamCompleted):
+        if isinstance(e, DreamDue | DreamCompleted | DerivationProgressed):
             return t.peer_id in (e.observer, e.observed)
     return False
 

@@ -18,7 +18,7 @@ MIGRATIONS = package_migrations("mnemo_projector")
 
 TABLES = (
     "workspaces", "peers", "sessions", "session_peers", "messages", "scopes", "scope_sessions",
-    "webhook_endpoints",
+    "webhook_endpoints", "work_lines", "work_sessions",
 )  # fmt: skip
 
 

@@ -1,46 +1,82 @@
-"""How far each representation's line has come, in Postgres, for the queue status; and a note
-on ``mnemo.progress.<workspace>`` for whoever watches queues drain (the gateway's
-``queue.empty``)."""
+"""How far each representation's line has come, on the log (``DerivationProgressed``), which the
+entity projection keeps for the queue status; and a note on ``mnemo.progress.<workspace>`` for
+whoever watches queues drain (the gateway's ``queue.empty``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_deriver.batching import RepKey
+from mnemo_deriver.ports import ObservationLog
 from mnemo_runtime.progress import Announce, announce_sessions
-
-_UPSERT = """
-INSERT INTO deriver_lines (workspace, observer, observed, taken_seq, done_seq, observation_seq)
-VALUES (%s, %s, %s, %s, %s, %s)
-ON CONFLICT (workspace, observer, observed) DO UPDATE SET
-    taken_seq = GREATEST(deriver_lines.taken_seq, EXCLUDED.taken_seq),
-    done_seq = GREATEST(deriver_lines.done_seq, EXCLUDED.done_seq),
-    observation_seq = GREATEST(deriver_lines.observation_seq, EXCLUDED.observation_seq)
-"""
+from mnemo_schema.progress import DerivationProgressed
 
 
-class PgProgress:
-    """The lines' rows; with ``announce``, a progress note naming the sessions after each."""
+class LogProgress:
+    """The lines' progress events; with ``announce``, a progress note naming the sessions after
+    each. A publish that fails raises: the caller retries, and the work is not acknowledged
+    before its progress is on the log."""
 
-    def __init__(self, pool: AsyncConnectionPool, announce: Announce | None = None) -> None:
-        self._pool = pool
+    def __init__(self, log: ObservationLog, announce: Announce | None = None) -> None:
+        self._log = log
         self._announce = announce
 
-    async def _upsert(
-        self, key: RepKey, taken: int, done: int, observation: int, sessions: Sequence[str]
-    ) -> None:
-        async with self._pool.connection() as conn:
-            await conn.execute(
-                _UPSERT, (key.workspace, key.observer, key.observed, taken, done, observation)
-            )
-        await announce_sessions(self._announce, key.workspace, sessions)
+    async def _publish(self, event: DerivationProgressed, sessions: Sequence[str]) -> None:
+        await self._log.publish([event])
+        await announce_sessions(self._announce, event.workspace, sessions)
 
     async def taken(self, key: RepKey, seq: int, sessions: Sequence[str] = ()) -> None:
-        await self._upsert(key, seq, 0, 0, sessions)
+        event = DerivationProgressed(
+            workspace=key.workspace, observer=key.observer, observed=key.observed, taken_seq=seq
+        )
+        await self._publish(event, sessions)
 
     async def done(
         self, key: RepKey, seq: int, observation_seq: int, sessions: Sequence[str] = ()
     ) -> None:
-        await self._upsert(key, seq, seq, observation_seq, sessions)
+        event = DerivationProgressed(
+            workspace=key.workspace, observer=key.observer, observed=key.observed,
+            taken_seq=seq, done_seq=seq, observation_seq=observation_seq,
+        )  # fmt: skip
+        await self._publish(event, sessions)
+
+
+async def hand_over(pool: AsyncConnectionPool, log: ObservationLog) -> int:
+    """Put the lines kept in Postgres (``deriver_lines``, where progress was recorded before it
+    went on the log) on the log as progress events, then empty the table; how many.
+
+    Run at start-up: a deployment that formed memory before progress went on the log keeps the
+    queue status of that work, and a rebuild of the entity projection finds it on the log. Rows
+    another replica is handing over are skipped; a crash after the publish only publishes them
+    again (the projection keeps the greatest positions)."""
+    async with pool.connection() as conn, conn.transaction():
+        cur = await conn.execute(
+            "SELECT workspace, observer, observed, taken_seq, done_seq, observation_seq"
+            " FROM deriver_lines FOR UPDATE SKIP LOCKED"
+        )
+        rows: list[Any] = await cur.fetchall()
+        if not rows:
+            return 0
+        await log.publish(
+            [
+                DerivationProgressed(
+                    workspace=r["workspace"],
+                    observer=r["observer"],
+                    observed=r["observed"],
+                    taken_seq=r["taken_seq"],
+                    done_seq=r["done_seq"],
+                    observation_seq=r["observation_seq"],
+                )
+                for r in rows
+            ]
+        )
+        await conn.execute(
+            "DELETE FROM deriver_lines WHERE (workspace, observer, observed) IN"
+            " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
+            ([r["workspace"] for r in rows], [r["observer"] for r in rows],
+             [r["observed"] for r in rows]),
+        )  # fmt: skip
+    return len(rows)

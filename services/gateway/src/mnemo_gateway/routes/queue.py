@@ -10,10 +10,11 @@ Three kinds of work unit, each ending completed or failed (a dead letter, with i
 A message posted with reasoning switched off (the configuration in force when it was posted)
 feeds no unit: no memory is formed from it.
 
-Everything is read from facts that cannot drift: each representation's line in the deriver
-(taken and done positions), each session's in the summarizer, how far the memory projection has
-formed each representation (``formed_lines``) and the dreams it has applied, the dead letters,
-and the projections' positions. A unit is completed only once readers can see its result: the
+Everything is read from projections of the log, made for this status: each representation's
+line in the deriver (taken and done positions) and each session's in the summarizer, which the
+entity projection keeps from the stages' progress events (``work_lines``, ``work_sessions``); how
+far the memory projection has formed each representation (``formed_lines``) and the dreams it
+has applied; and the dead letters and the projections' positions. A unit is completed only once readers can see its result: the
 observations applied by the memory projection and the message searchable in the passage
 projection, the summary applied, the dream's edits applied.
 
@@ -97,7 +98,7 @@ WITH applied AS (
       END AS state
     FROM pos, messages m
     CROSS JOIN LATERAL jsonb_array_elements(m.representations) AS r
-    LEFT JOIN deriver_lines l ON l.workspace = m.workspace AND l.observer = r ->> 'observer'
+    LEFT JOIN work_lines l ON l.workspace = m.workspace AND l.observer = r ->> 'observer'
          AND l.observed = r ->> 'observed'
     LEFT JOIN formed_lines fl ON fl.workspace = m.workspace
          AND fl.observer = r ->> 'observer' AND fl.observed = r ->> 'observed'
@@ -118,7 +119,7 @@ WITH applied AS (
         ELSE 'pending'
       END AS state
     FROM pos, messages m
-    LEFT JOIN summarizer_sessions s ON s.workspace = m.workspace AND s.session_id = m.session_id
+    LEFT JOIN work_sessions s ON s.workspace = m.workspace AND s.session_id = m.session_id
     LEFT JOIN failed_summaries f ON f.session_id = m.session_id AND f.seq = m.seq
     WHERE m.workspace = %(ws)s AND m.reasoning
       AND (%(session)s::text IS NULL OR m.session_id = %(session)s)

@@ -128,7 +128,13 @@ class DrainWatch:
 
 
 Notify = Callable[[Drained], Awaitable[None]]
-APPLIED = (subjects.MEMORY_PROJECTION_APPLIED, subjects.PASSAGES_APPLIED)
+# The projections the queue status reads: the stages' progress (entity projection), what memory
+# formed, and the passages.
+APPLIED = (
+    subjects.PROJECTOR_APPLIED,
+    subjects.MEMORY_PROJECTION_APPLIED,
+    subjects.PASSAGES_APPLIED,
+)
 
 
 class DrainNotifier:
