@@ -14,8 +14,17 @@ from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.streams import read_stored
 from mnemo_schema import subjects
-from mnemo_schema.events import Event, MessageDeleted, MessagePosted, decode_event, encode_event
+from mnemo_schema.events import (
+    Event,
+    MessageDeleted,
+    MessagePosted,
+    PeerCreated,
+    PeerDeleted,
+    decode_event,
+    encode_event,
+)
 from mnemo_schema.observations import ObservationsErased, ObservationWritten
+from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import neighbour
 
@@ -136,4 +145,54 @@ async def test_an_idle_eraser_is_woken_by_a_deletion(own_nats: str, fresh_databa
     finally:
         stop.set()
         await asyncio.wait_for(running, 10)
+        await infra.close()
+
+
+async def test_late_progress_of_an_erased_peer_goes_unless_the_peer_is_made_again(
+    own_nats: str, fresh_database: str
+) -> None:
+    infra = await open_infra(own_nats, fresh_database, "eraser-test")
+    ws = "late-progress"
+    partition = subjects.partition_of(ws, infra.partitions)
+    eraser = Eraser(infra.nc, infra.js, infra.pool, partition=partition)
+    await eraser.setup()
+
+    async def publish(*events: Event) -> list[int]:
+        return [(await infra.js.publish(e.subject(), encode_event(e))).seq for e in events]
+
+    async def progress() -> list[tuple[str, str, int]]:
+        found = await read_stored(infra.js, subjects.STREAM, subjects.work_filter(partition))
+        out = []
+        for s in found:
+            e = decode_event(s.data)
+            assert isinstance(e, DerivationProgressed)
+            out.append((e.observer, e.observed, e.done_seq))
+        return out
+
+    def line(observer: str, observed: str, done: int) -> DerivationProgressed:
+        return DerivationProgressed(
+            workspace=ws, observer=observer, observed=observed, taken_seq=done, done_seq=done
+        )
+
+    try:
+        await publish(
+            PeerCreated(workspace=ws, peer_id="ann", metadata={}),
+            PeerCreated(workspace=ws, peer_id="ben", metadata={}),
+            _message(ws, "m1"),
+            line("ann", "ann", 3),
+            line("ben", "ben", 3),
+        )
+        await publish(PeerDeleted(workspace=ws, peer_id="ann"))
+        await eraser.step()
+        assert await progress() == [("ben", "ben", 3)]
+        # The deriver was still at work on ann's line: its progress lands after the erasure,
+        # and goes; ben's stays.
+        await publish(line("ann", "ann", 4), line("ben", "ben", 4))
+        await eraser.step()
+        assert await progress() == [("ben", "ben", 3), ("ben", "ben", 4)]
+        # A new peer of the same name: its progress is its own, and stays.
+        await publish(PeerCreated(workspace=ws, peer_id="ann", metadata={}), line("ann", "ann", 9))
+        await eraser.step()
+        assert await progress() == [("ben", "ben", 3), ("ben", "ben", 4), ("ann", "ann", 9)]
+    finally:
         await infra.close()

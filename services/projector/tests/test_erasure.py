@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mnemo_projector.erasure import Target, plan
+from mnemo_projector.erasure import Target, made_again, named_by, plan
 from mnemo_runtime.streams import Stored
 from mnemo_schema.events import (
     Envelope,
     MessageDeleted,
     MessagePosted,
+    PeerCreated,
     PeerDeleted,
     SessionCreated,
     SessionDeleted,
+    WorkspaceCreated,
     encode_event,
 )
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
@@ -186,3 +188,23 @@ def test_the_progress_of_what_is_deleted_goes_and_the_rest_stays():
         Stored(8, _stored("mnemo.evt.w.work.deriver.bob.bob"), b"not an event"),
     ]
     assert plan(Target.of(9, PeerDeleted(workspace=WS, peer_id="alice")), mangled).secure == {7}
+
+
+def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it():
+    line = DerivationProgressed(workspace=WS, observer="bob", observed="alice", done_seq=4)
+    counted = SummarizationProgressed(workspace=WS, session_id="s", done_seq=4)
+    assert named_by(line) == ("peer", ["alice", "bob"])
+    assert named_by(counted) == ("session", ["s"])
+    between = _log(
+        [
+            PeerCreated(workspace=WS, peer_id="carol", metadata={}),
+            SessionCreated(workspace=WS, session_id="t", metadata={}),
+        ]
+    )
+    assert not made_again("peer", ["alice", "bob"], between)
+    assert not made_again("session", ["s"], between)
+    assert made_again("peer", ["carol"], between)
+    assert made_again("session", ["t"], between)
+    # A peer's id made again as a session is not the peer made again.
+    assert not made_again("peer", ["t"], between)
+    assert made_again("session", ["s"], _log([WorkspaceCreated(workspace=WS, metadata={})]))

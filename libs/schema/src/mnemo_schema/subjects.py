@@ -59,6 +59,11 @@ def entity_filter(workspace: str, partition: int | str = "*") -> str:
     return f"mnemo.evt.{workspace}.{partition}.ent.>"
 
 
+def workspace_entities(workspace: str) -> str:
+    """Filter matching the stored entity events of one workspace, in whichever partition."""
+    return f"mnemo.evt.{workspace}.*.ent.>"
+
+
 def workspace_filter(workspace: str) -> str:
     """Filter matching every stored event of one workspace."""
     return f"mnemo.evt.{workspace}.>"

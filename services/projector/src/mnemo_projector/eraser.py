@@ -29,7 +29,9 @@ retractions apply to nothing.
 
 Work still in flight when an erasure runs (a derivation or summary of an erased message landing
 after it) is erased as it lands: the eraser also follows the observation and summary subjects,
-and an event citing an erased message or observation goes the same way.
+and an event citing an erased message or observation goes the same way. So does a stage's
+progress naming an erased peer, session or workspace (the stages' ``work`` subjects), unless
+what it names was made again in between.
 """
 
 from __future__ import annotations
@@ -74,15 +76,15 @@ ADVANCE_EVERY = 256
 
 
 # The kinds of event the eraser follows: deletions (entity subjects) and late work
-# (observations, summaries).
-FOLLOWED_KINDS = ("ent", "obs", "sum")
+# (observations, summaries, the stages' progress).
+FOLLOWED_KINDS = ("ent", "obs", "sum", "work")
 
 
 def followed(partition: int) -> list[str]:
     """What the eraser of ``partition`` follows, as stored."""
     return [
         subjects.entity_filter("*", partition), subjects.observation_filter(partition),
-        subjects.summary_filter(partition),
+        subjects.summary_filter(partition), subjects.work_filter(partition),
     ]  # fmt: skip
 
 
@@ -181,13 +183,14 @@ class Eraser:
         return len(stored)
 
     async def _with_erasures(self, workspaces: set[str]) -> set[str]:
-        """Of ``workspaces``, those with any erased message or observation recorded."""
+        """Of ``workspaces``, those with any erasure or erased id recorded."""
         if not workspaces:
             return set()
         async with self._pool.connection() as conn:
             cur = await conn.execute(
                 "SELECT w AS workspace FROM unnest(%s::text[]) AS w"
-                " WHERE EXISTS (SELECT 1 FROM erased_ids e WHERE e.workspace = w)",
+                " WHERE EXISTS (SELECT 1 FROM erased_ids e WHERE e.workspace = w)"
+                " OR EXISTS (SELECT 1 FROM erasures e WHERE e.workspace = w)",
                 (sorted(workspaces),),
             )
             rows: list[Any] = await cur.fetchall()
@@ -216,6 +219,8 @@ class Eraser:
             return p.secure | p.plain
         if isinstance(event, ObservationWritten | SummaryUpdated) and event.workspace in marked:
             await self._late(s.seq, event)
+        if isinstance(event, erasure.Progress) and event.workspace in marked:
+            return await self._late_progress(s.seq, event)
         return set()
 
     async def carry_out(self, t: erasure.Target) -> erasure.Plan:
@@ -346,6 +351,29 @@ class Eraser:
             await self._publisher.publish([dropped])
         await erase(self._nc, subjects.STREAM, [seq], secure=True)
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
+
+    async def _late_progress(self, seq: int, e: erasure.Progress) -> set[int]:
+        """Progress landing after the erasure of its peer, session or workspace (work that was
+        in flight) goes too, unless what it names was made again in between."""
+        kind, names = erasure.named_by(e)
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT max(seq) AS seq FROM erasures WHERE workspace = %s AND seq < %s"
+                " AND (kind = 'workspace' OR (kind = %s AND target = ANY(%s)))",
+                (e.workspace, seq, kind, names),
+            )
+            row: Any = await cur.fetchone()
+        if row is None or row["seq"] is None:
+            return set()
+        between = await read_stored(
+            self._js, subjects.STREAM, subjects.workspace_entities(e.workspace),
+            after=int(row["seq"]), before=seq,
+        )  # fmt: skip
+        if erasure.made_again(kind, names, between):
+            return set()
+        await erase(self._nc, subjects.STREAM, [seq], secure=False)
+        log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
+        return {seq}
 
     async def _erased(self, ws: str, cited: list[tuple[str, str]]) -> bool:
         async with self._pool.connection() as conn:

@@ -46,6 +46,7 @@ from mnemo_schema.events import (
     SessionDeleted,
     SessionPeerConfigured,
     SessionUpdated,
+    WorkspaceCreated,
     WorkspaceDeleted,
     decode_event,
 )
@@ -277,3 +278,30 @@ def _observations(
         for rep in touched:
             if t.peer_id in rep:
                 p.cards.add(rep)
+
+
+# Progress events name a peer's representation line or a session, and nothing else.
+Progress = DerivationProgressed | SummarizationProgressed
+
+
+def named_by(e: Progress) -> tuple[Kind, list[str]]:
+    """The kind of erasure that covers progress ``e`` landing after it, and the ids it names."""
+    if isinstance(e, DerivationProgressed):
+        return "peer", sorted({e.observer, e.observed})
+    return "session", [e.session_id]
+
+
+def made_again(kind: Kind, names: Iterable[str], events: Iterable[Stored]) -> bool:
+    """Whether ``events`` (the workspace's entity events between an erasure and progress that
+    landed after it) create anew the workspace or one of ``names`` (a peer or a session): the
+    progress is then of the new one, and stays."""
+    wanted = set(names)
+    for s in events:
+        e = _decoded(s)
+        if isinstance(e, WorkspaceCreated):
+            return True
+        if kind == "peer" and isinstance(e, PeerCreated) and e.peer_id in wanted:
+            return True
+        if kind == "session" and isinstance(e, SessionCreated) and e.session_id in wanted:
+            return True
+    return False
