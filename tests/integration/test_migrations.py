@@ -30,8 +30,15 @@ async def test_every_migration_applies_once(pg_admin_url):
     assert sorted(applied) == files
     # Dependencies first: positions before the tables whose migrations record a position.
     assert applied[0] == "runtime-0001-projection-positions"
-    expected = {"workspaces", "messages", "observations", "work_lines", "work_sessions",
-                "dreams", "dream_schedule"}  # fmt: skip
+    expected = {
+        "workspaces",
+        "messages",
+        "observations",
+        "work_lines",
+        "work_sessions",
+        "dreams",
+        "dream_schedule",
+    }
     assert expected <= _tables(url)
     assert await migrate_all(url) == []
     with psycopg.connect(url) as conn:

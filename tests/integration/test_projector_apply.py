@@ -22,7 +22,12 @@ from mnemo_schema.events import (
     SessionDeleted,
     WorkspaceDeleted,
 )
-from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
+from mnemo_schema.progress import (
+    DerivationProgressed,
+    SummarizationProgressed,
+    lines_of,
+    sessions_of,
+)
 
 WS = "w"
 
@@ -118,6 +123,14 @@ async def test_progress_is_kept_for_what_exists_and_goes_with_what_is_deleted(fr
             assert await progress(conn) == (
                 [("ann", "ann", 7, 7, 0), ("ben", "ann", 9, 0, 0)],
                 [("s", 9, 5)],
+            )
+            # The rule the stages' contract tests read progress by, for what exists.
+            events = [e for _, e in lines]
+            rule_lines = lines_of(events)
+            rule_sessions = sessions_of(events)
+            assert await progress(conn) == (
+                [(o, d, *at) for (_, o, d), at in sorted(rule_lines.items()) if o != "cat"],
+                [(sid, *at) for (_, sid), at in rule_sessions.items() if sid == "s"],
             )
             # Deleting ben takes his lines; deleting the session, its count. Progress that was
             # in flight and lands after a deletion leaves nothing either.

@@ -31,6 +31,7 @@ from mnemo_schema.events import (
     Representation,
 )
 from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.progress import DerivationProgressed
 
 from .retrieval_worlds import Logged
 
@@ -113,11 +114,11 @@ async def test_units_complete_batch_by_batch_while_the_deriver_is_ahead(
         second = _fact("m4", 5, "Ann adopted a dog named Rex.", "I adopted a dog named Rex", 5)
         # The deriver's progress goes on the log after the messages; the entity projection
         # keeps it for the queue status.
-        said: list[Envelope] = []
+        said: list[DerivationProgressed] = []
 
         class Log:
             async def publish(self, events: Sequence[Envelope]) -> list[int]:
-                said.extend(events)
+                said.extend(e for e in events if isinstance(e, DerivationProgressed))
                 return []
 
         progress = LogProgress(Log())
@@ -126,7 +127,7 @@ async def test_units_complete_batch_by_batch_while_the_deriver_is_ahead(
         await progress.done(key, 5, 9)
         await progress.done(key, 7, 0)
         async with pool.connection() as conn, conn.transaction():
-            await EntityProjection().apply(conn, list(enumerate(said, start=20)))  # type: ignore[arg-type]
+            await EntityProjection().apply(conn, list(enumerate(said, start=20)))
         store = ReadStore(pool)
 
         await _positions(pool, 0, memory=7, passages=7)

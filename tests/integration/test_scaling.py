@@ -23,7 +23,7 @@ from mnemo_runtime.streams import read_stored
 from mnemo_schema import subjects
 from mnemo_schema.events import MessagePosted, Representation, decode_event
 from mnemo_schema.observations import ObservationWritten
-from mnemo_schema.progress import DerivationProgressed
+from mnemo_schema.progress import lines_of
 
 from .conftest import new_database
 
@@ -102,13 +102,8 @@ async def _lines(nats_url: str) -> dict[tuple[str, str, str], int]:
         stored = await read_stored(nc.jetstream(), subjects.STREAM, subjects.work_filter())
     finally:
         await nc.close()
-    lines: dict[tuple[str, str, str], int] = {}
-    for s in stored:
-        e = decode_event(s.data)
-        if isinstance(e, DerivationProgressed):
-            key = (e.workspace, e.observer, e.observed)
-            lines[key] = max(lines.get(key, 0), e.done_seq)
-    return lines
+    lines = lines_of(decode_event(s.data) for s in stored)
+    return {key: done for key, (_, done, _) in lines.items()}
 
 
 def _done(nats_url: str, due: dict[tuple[str, str, str], int]) -> bool:

@@ -1,34 +1,33 @@
 """The progress port's contract, held alike by the tests' fake and by the adapter that puts
-progress on the log, as the queue status reads it (the entity projection's ``work_lines``)."""
+progress on the log, read as the queue status reads it: the greatest of each position
+(``mnemo_schema.progress.lines_of``, which the entity projection keeps; its own test checks it
+against that rule)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo_deriver.adapters.progress import LogProgress, hand_over
 from mnemo_deriver.batching import RepKey
-from mnemo_projector.entities import EntityProjection
-from mnemo_schema.events import Envelope, Event, PeerCreated
+from mnemo_schema.events import Envelope
+from mnemo_schema.progress import Line, lines_of
 
 from .conftest import Lines
-
-Line = tuple[int, int, int]  # taken, done, newest observation
 
 
 class Recorded:
     """The log as the adapter writes to it: events in order, with their positions."""
 
     def __init__(self) -> None:
-        self.events: list[tuple[int, Envelope]] = []
+        self.events: list[Envelope] = []
 
     async def publish(self, events: Sequence[Envelope]) -> list[int]:
         first = len(self.events) + 1
-        self.events += list(enumerate(events, start=first))
+        self.events += events
         return list(range(first, len(self.events) + 1))
 
 
@@ -36,49 +35,23 @@ class FakeSide:
     def __init__(self) -> None:
         self.progress = Lines()
 
-    async def line(self, key: RepKey) -> Line:
+    def line(self, key: RepKey) -> Line:
         p = self.progress
         return (p.taken_at.get(key, 0), p.done_at.get(key, 0), p.observation_at.get(key, 0))
 
 
 class LogSide:
-    """``LogProgress`` on a log the entity projection applies to Postgres."""
-
-    def __init__(self, pool: AsyncConnectionPool) -> None:
-        self.pool = pool
+    def __init__(self) -> None:
         self.log = Recorded()
         self.progress = LogProgress(self.log)
-        self.applied = 0
 
-    async def line(self, key: RepKey) -> Line:
-        batch: list[tuple[int, Event]] = [
-            (seq, e)  # type: ignore[misc]
-            for seq, e in self.log.events[self.applied :]
-        ]
-        # The lines' peers first: the projection keeps the progress of existing peers only.
-        named = {(e.workspace, p) for _, e in batch for p in (e.observer, e.observed)}  # type: ignore[union-attr]
-        peers: list[tuple[int, Event]] = [
-            (0, PeerCreated(workspace=ws, peer_id=p, metadata={})) for ws, p in sorted(named)
-        ]
-        async with self.pool.connection() as conn, conn.transaction():
-            await EntityProjection().apply(conn, peers + batch)
-            cur = await conn.execute(
-                "SELECT taken_seq, done_seq, observation_seq FROM work_lines"
-                " WHERE workspace = %s AND observer = %s AND observed = %s",
-                (key.workspace, key.observer, key.observed),
-            )
-            row: Any = await cur.fetchone()
-        self.applied = len(self.log.events)
-        if row is None:
-            return (0, 0, 0)
-        return (row["taken_seq"], row["done_seq"], row["observation_seq"])
+    def line(self, key: RepKey) -> Line:
+        return lines_of(self.log.events).get((key.workspace, key.observer, key.observed), (0, 0, 0))
 
 
-@pytest.fixture(params=["fake", pytest.param("log", marks=pytest.mark.integration)])
+@pytest.fixture(params=["fake", "log"])
 def side(request: pytest.FixtureRequest) -> FakeSide | LogSide:
-    if request.param == "fake":
-        return FakeSide()
-    return LogSide(request.getfixturevalue("pg_pool"))
+    return FakeSide() if request.param == "fake" else LogSide()
 
 
 def _key(observer: str = "a", observed: str = "b") -> RepKey:
@@ -87,16 +60,16 @@ def _key(observer: str = "a", observed: str = "b") -> RepKey:
 
 async def test_a_line_shows_what_is_taken_and_what_is_done(side: FakeSide | LogSide) -> None:
     key = _key()
-    assert await side.line(key) == (0, 0, 0)
+    assert side.line(key) == (0, 0, 0)
     await side.progress.taken(key, 3, ["s"])
-    assert await side.line(key) == (3, 0, 0)
+    assert side.line(key) == (3, 0, 0)
     await side.progress.done(key, 3, 8, ["s"])
-    assert await side.line(key) == (3, 3, 8)
+    assert side.line(key) == (3, 3, 8)
     await side.progress.taken(key, 7)
-    assert await side.line(key) == (7, 3, 8)
+    assert side.line(key) == (7, 3, 8)
     # A batch that wrote nothing keeps the line's newest observation.
     await side.progress.done(key, 7, 0)
-    assert await side.line(key) == (7, 7, 8)
+    assert side.line(key) == (7, 7, 8)
 
 
 async def test_a_line_never_moves_back(side: FakeSide | LogSide) -> None:
@@ -105,10 +78,10 @@ async def test_a_line_never_moves_back(side: FakeSide | LogSide) -> None:
     # A redelivered older batch, parked or done again, and a late "taken": nothing moves back.
     await side.progress.taken(key, 4)
     await side.progress.done(key, 5, 10)
-    assert await side.line(key) == (9, 9, 12)
+    assert side.line(key) == (9, 9, 12)
     # Parked without a take (a dead letter): the line is done through it.
     await side.progress.done(other, 2, 0)
-    assert await side.line(other) == (2, 2, 0)
+    assert side.line(other) == (2, 2, 0)
 
 
 @pytest.mark.integration
@@ -122,9 +95,9 @@ async def test_lines_kept_in_postgres_before_are_handed_over_to_the_log(
             " observation_seq) VALUES (%s, %s, %s, 11, 10, 14)",
             (key.workspace, key.observer, key.observed),
         )
-    side = LogSide(pg_pool)
+    side = LogSide()
     assert await hand_over(pg_pool, side.log) >= 1
-    assert await side.line(key) == (11, 10, 14)
+    assert side.line(key) == (11, 10, 14)
     # Handed over once: the table is empty, and a second start publishes nothing of it.
     before = len(side.log.events)
     assert await hand_over(pg_pool, side.log) == 0

@@ -1,17 +1,18 @@
 """The progress port's contract, held alike by the tests' fake and by the adapter that puts
-progress on the log, as the queue status reads it (the entity projection's ``work_sessions``)."""
+progress on the log, read as the queue status reads it: the greatest of each position
+(``mnemo_schema.progress.sessions_of``, which the entity projection keeps; its own test checks
+it against that rule)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_projector.entities import EntityProjection
-from mnemo_schema.events import Envelope, Event, SessionCreated
+from mnemo_schema.events import Envelope
+from mnemo_schema.progress import sessions_of
 from mnemo_summarizer.adapters.progress import LogProgress, hand_over
 
 from .conftest import Progress
@@ -23,11 +24,11 @@ class Recorded:
     """The log as the adapter writes to it: events in order, with their positions."""
 
     def __init__(self) -> None:
-        self.events: list[tuple[int, Envelope]] = []
+        self.events: list[Envelope] = []
 
     async def publish(self, events: Sequence[Envelope]) -> list[int]:
         first = len(self.events) + 1
-        self.events += list(enumerate(events, start=first))
+        self.events += events
         return list(range(first, len(self.events) + 1))
 
 
@@ -35,47 +36,22 @@ class FakeSide:
     def __init__(self) -> None:
         self.progress = Progress()
 
-    async def session(self, key: Key) -> tuple[int, int]:
+    def session(self, key: Key) -> tuple[int, int]:
         return self.progress.sessions.get(key, (0, 0))
 
 
 class LogSide:
-    """``LogProgress`` on a log the entity projection applies to Postgres."""
-
-    def __init__(self, pool: AsyncConnectionPool) -> None:
-        self.pool = pool
+    def __init__(self) -> None:
         self.log = Recorded()
         self.progress = LogProgress(self.log)
-        self.applied = 0
 
-    async def session(self, key: Key) -> tuple[int, int]:
-        batch: list[tuple[int, Event]] = [
-            (seq, e)  # type: ignore[misc]
-            for seq, e in self.log.events[self.applied :]
-        ]
-        # The sessions first: the projection keeps the progress of existing sessions only.
-        named = {(e.workspace, e.session_id) for _, e in batch}  # type: ignore[union-attr]
-        made: list[tuple[int, Event]] = [
-            (0, SessionCreated(workspace=ws, session_id=sid, metadata={}))
-            for ws, sid in sorted(named)
-        ]
-        async with self.pool.connection() as conn, conn.transaction():
-            await EntityProjection().apply(conn, made + batch)
-            cur = await conn.execute(
-                "SELECT done_seq, summary_seq FROM work_sessions"
-                " WHERE workspace = %s AND session_id = %s",
-                key,
-            )
-            row: Any = await cur.fetchone()
-        self.applied = len(self.log.events)
-        return (0, 0) if row is None else (row["done_seq"], row["summary_seq"])
+    def session(self, key: Key) -> tuple[int, int]:
+        return sessions_of(self.log.events).get(key, (0, 0))
 
 
-@pytest.fixture(params=["fake", pytest.param("log", marks=pytest.mark.integration)])
+@pytest.fixture(params=["fake", "log"])
 def side(request: pytest.FixtureRequest) -> FakeSide | LogSide:
-    if request.param == "fake":
-        return FakeSide()
-    return LogSide(request.getfixturevalue("pg_pool"))
+    return FakeSide() if request.param == "fake" else LogSide()
 
 
 async def test_a_session_shows_what_is_counted_and_never_moves_back(
@@ -83,13 +59,13 @@ async def test_a_session_shows_what_is_counted_and_never_moves_back(
 ) -> None:
     ws = f"ws-{uuid.uuid4().hex[:8]}"
     one, two = (ws, "s1"), (ws, "s2")
-    assert await side.session(one) == (0, 0)
+    assert side.session(one) == (0, 0)
     await side.progress.done({one: (4, 0), two: (6, 5)})
-    assert (await side.session(one), await side.session(two)) == ((4, 0), (6, 5))
+    assert (side.session(one), side.session(two)) == ((4, 0), (6, 5))
     await side.progress.done({one: (9, 7)})
     # Counted again from an older position (a redelivery): nothing moves back.
     await side.progress.done({one: (5, 0), two: (3, 0)})
-    assert (await side.session(one), await side.session(two)) == ((9, 7), (6, 5))
+    assert (side.session(one), side.session(two)) == ((9, 7), (6, 5))
 
 
 @pytest.mark.integration
@@ -103,9 +79,9 @@ async def test_sessions_kept_in_postgres_before_are_handed_over_to_the_log(
             " VALUES (%s, %s, 21, 19)",
             key,
         )
-    side = LogSide(pg_pool)
+    side = LogSide()
     assert await hand_over(pg_pool, side.log) >= 1
-    assert await side.session(key) == (21, 19)
+    assert side.session(key) == (21, 19)
     before = len(side.log.events)
     assert await hand_over(pg_pool, side.log) == 0
     assert len(side.log.events) == before

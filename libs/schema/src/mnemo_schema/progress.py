@@ -52,6 +52,39 @@ class SummarizationProgressed(Envelope):
         return subjects.summary_work_subject(self.workspace, self.session_id)
 
 
+Line = tuple[int, int, int]  # taken, done, newest observation
+
+
+def lines_of(events: Iterable[object]) -> dict[tuple[str, str, str], Line]:
+    """How far each (workspace, observer, observed) line is, by the ``DerivationProgressed``
+    among ``events`` in any order: the greatest of each position. What the entity projection
+    keeps (``work_lines``)."""
+    out: dict[tuple[str, str, str], Line] = {}
+    for e in events:
+        if isinstance(e, DerivationProgressed):
+            key = (e.workspace, e.observer, e.observed)
+            taken, done, seen = out.get(key, (0, 0, 0))
+            out[key] = (
+                max(taken, e.taken_seq),
+                max(done, e.done_seq),
+                max(seen, e.observation_seq),
+            )
+    return out
+
+
+def sessions_of(events: Iterable[object]) -> dict[tuple[str, str], tuple[int, int]]:
+    """How far the summarizer has counted each (workspace, session), by the
+    ``SummarizationProgressed`` among ``events``: the greatest of each position. What the entity
+    projection keeps (``work_sessions``)."""
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for e in events:
+        if isinstance(e, SummarizationProgressed):
+            key = (e.workspace, e.session_id)
+            done, summary = out.get(key, (0, 0))
+            out[key] = (max(done, e.done_seq), max(summary, e.summary_seq))
+    return out
+
+
 class ProgressNote(BaseModel):
     """The sessions of the workspace the work was in (none: the workspace's own work)."""
 

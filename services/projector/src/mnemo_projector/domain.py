@@ -68,9 +68,14 @@ def statement(seq: int, event: Event) -> Statement | None:
             return (
                 "INSERT INTO workspaces (id, uid, metadata, configuration, created_at)"
                 " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                (ws, event.event_id, Jsonb(event.metadata), _cfg(event.configuration),
-                 event.occurred_at),
-            )  # fmt: skip
+                (
+                    ws,
+                    event.event_id,
+                    Jsonb(event.metadata),
+                    _cfg(event.configuration),
+                    event.occurred_at,
+                ),
+            )
         case WorkspaceUpdated():
             return (
                 "UPDATE workspaces SET metadata = COALESCE(%s, metadata),"
@@ -83,30 +88,50 @@ def statement(seq: int, event: Event) -> Statement | None:
             return (
                 "INSERT INTO peers (workspace, id, uid, metadata, configuration, created_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (ws, event.peer_id, event.event_id, Jsonb(event.metadata),
-                 _cfg(event.configuration), event.occurred_at),
-            )  # fmt: skip
+                (
+                    ws,
+                    event.peer_id,
+                    event.event_id,
+                    Jsonb(event.metadata),
+                    _cfg(event.configuration),
+                    event.occurred_at,
+                ),
+            )
         case PeerUpdated():
             return (
                 "UPDATE peers SET metadata = COALESCE(%s, metadata),"
                 " configuration = COALESCE(%s, configuration) WHERE workspace = %s AND id = %s",
-                (_json_or_none(event.metadata), _cfg_or_none(event.configuration), ws,
-                 event.peer_id),
-            )  # fmt: skip
+                (
+                    _json_or_none(event.metadata),
+                    _cfg_or_none(event.configuration),
+                    ws,
+                    event.peer_id,
+                ),
+            )
         case SessionCreated():
             return (
                 "INSERT INTO sessions (workspace, id, uid, metadata, configuration, created_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (ws, event.session_id, event.event_id, Jsonb(event.metadata),
-                 _cfg(event.configuration), event.occurred_at),
-            )  # fmt: skip
+                (
+                    ws,
+                    event.session_id,
+                    event.event_id,
+                    Jsonb(event.metadata),
+                    _cfg(event.configuration),
+                    event.occurred_at,
+                ),
+            )
         case SessionUpdated():
             return (
                 "UPDATE sessions SET metadata = COALESCE(%s, metadata),"
                 " configuration = COALESCE(%s, configuration) WHERE workspace = %s AND id = %s",
-                (_json_or_none(event.metadata), _cfg_or_none(event.configuration), ws,
-                 event.session_id),
-            )  # fmt: skip
+                (
+                    _json_or_none(event.metadata),
+                    _cfg_or_none(event.configuration),
+                    ws,
+                    event.session_id,
+                ),
+            )
         case SessionDeleted():
             return ("SELECT mnemo_delete_session(%s, %s)", (ws, event.session_id))
         case PeerDeleted():
@@ -122,9 +147,15 @@ def statement(seq: int, event: Event) -> Statement | None:
                 " observe_others, joined_at) VALUES (%s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (workspace, session_id, peer_id) DO UPDATE SET"
                 " observe_me = EXCLUDED.observe_me, observe_others = EXCLUDED.observe_others",
-                (ws, event.session_id, event.peer_id, event.observe_me, event.observe_others,
-                 event.occurred_at),
-            )  # fmt: skip
+                (
+                    ws,
+                    event.session_id,
+                    event.peer_id,
+                    event.observe_me,
+                    event.observe_others,
+                    event.occurred_at,
+                ),
+            )
         case ScopeCreated():
             return (
                 "INSERT INTO scopes (workspace, id, uid, metadata, created_at)"
@@ -179,10 +210,20 @@ def statement(seq: int, event: Event) -> Statement | None:
                 " taken_seq = GREATEST(work_lines.taken_seq, EXCLUDED.taken_seq),"
                 " done_seq = GREATEST(work_lines.done_seq, EXCLUDED.done_seq),"
                 " observation_seq = GREATEST(work_lines.observation_seq, EXCLUDED.observation_seq)",
-                (ws, event.observer, event.observed, event.taken_seq, event.done_seq,
-                 event.observation_seq, ws, event.observer, event.observed, event.observer,
-                 event.observed),
-            )  # fmt: skip
+                (
+                    ws,
+                    event.observer,
+                    event.observed,
+                    event.taken_seq,
+                    event.done_seq,
+                    event.observation_seq,
+                    ws,
+                    event.observer,
+                    event.observed,
+                    event.observer,
+                    event.observed,
+                ),
+            )
         case SummarizationProgressed():
             # Kept only while the session is (see above).
             return (

@@ -365,10 +365,9 @@ class Eraser:
             row: Any = await cur.fetchone()
         if row is None or row["seq"] is None:
             return set()
-        between = await read_stored(
-            self._js, subjects.STREAM, subjects.workspace_entities(e.workspace),
-            after=int(row["seq"]), before=seq,
-        )  # fmt: skip
+        entities = subjects.workspace_entities(e.workspace)
+        after = int(row["seq"])
+        between = await read_stored(self._js, subjects.STREAM, entities, after=after, before=seq)
         if erasure.made_again(kind, names, between):
             return set()
         await erase(self._nc, subjects.STREAM, [seq], secure=False)

@@ -106,11 +106,22 @@ class Target:
             return [subjects.workspace_filter(self.workspace)]
         ws = f"mnemo.evt.{self.workspace}.*"
         if self.kind == "peer":
-            return [f"{ws}.msg.*", f"{ws}.sum.*", f"{ws}.ent.>", f"{ws}.obs.>", f"{ws}.dream.>",
-                    f"{ws}.work.deriver.>"]  # fmt: skip
+            return [
+                f"{ws}.msg.*",
+                f"{ws}.sum.*",
+                f"{ws}.ent.>",
+                f"{ws}.obs.>",
+                f"{ws}.dream.>",
+                f"{ws}.work.deriver.>",
+            ]
         sid = self.session_id
-        return [f"{ws}.msg.{sid}", f"{ws}.sum.{sid}", f"{ws}.ent.>", f"{ws}.obs.>",
-                f"{ws}.work.summarizer.{sid}"]  # fmt: skip
+        return [
+            f"{ws}.msg.{sid}",
+            f"{ws}.sum.{sid}",
+            f"{ws}.ent.>",
+            f"{ws}.obs.>",
+            f"{ws}.work.summarizer.{sid}",
+        ]
 
 
 @dataclass

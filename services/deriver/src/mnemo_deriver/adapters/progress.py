@@ -38,9 +38,13 @@ class LogProgress:
         self, key: RepKey, seq: int, observation_seq: int, sessions: Sequence[str] = ()
     ) -> None:
         event = DerivationProgressed(
-            workspace=key.workspace, observer=key.observer, observed=key.observed,
-            taken_seq=seq, done_seq=seq, observation_seq=observation_seq,
-        )  # fmt: skip
+            workspace=key.workspace,
+            observer=key.observer,
+            observed=key.observed,
+            taken_seq=seq,
+            done_seq=seq,
+            observation_seq=observation_seq,
+        )
         await self._publish(event, sessions)
 
 
@@ -76,7 +80,10 @@ async def hand_over(pool: AsyncConnectionPool, log: ObservationLog) -> int:
         await conn.execute(
             "DELETE FROM deriver_lines WHERE (workspace, observer, observed) IN"
             " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
-            ([r["workspace"] for r in rows], [r["observer"] for r in rows],
-             [r["observed"] for r in rows]),
-        )  # fmt: skip
+            (
+                [r["workspace"] for r in rows],
+                [r["observer"] for r in rows],
+                [r["observed"] for r in rows],
+            ),
+        )
     return len(rows)
