@@ -5,6 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mnemo_deriver.batching import RepKey
+from mnemo_schema.events import Envelope
+
+
+class Log:
+    """The log as the deriver writes to it: events in order, with their positions."""
+
+    def __init__(self) -> None:
+        self.events: list[Envelope] = []
+
+    async def publish(self, events: Sequence[Envelope]) -> list[int]:
+        self.events.extend(events)
+        return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
 
 
 class Lines:

@@ -18,19 +18,10 @@ from mnemo_runtime.deriver_contract import parse_batch
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
 from mnemo_runtime.precedence import precedence
-from mnemo_schema.events import Envelope, MessagePosted, Representation
+from mnemo_schema.events import MessagePosted, Representation
 from mnemo_schema.observations import ObservationWritten
 
-from .conftest import Lines
-
-
-class Log:
-    def __init__(self) -> None:
-        self.events: list[Envelope] = []
-
-    async def publish(self, events: Sequence[Envelope]) -> list[int]:
-        self.events.extend(events)
-        return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
+from .conftest import Lines, Log
 
 
 class Dead:

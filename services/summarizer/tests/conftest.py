@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from mnemo_schema.events import Envelope
+from mnemo_schema.summaries import SummaryUpdated
+
+
+class Log:
+    """The log as the summarizer writes to it: events in order, with their positions."""
+
+    def __init__(self) -> None:
+        self.events: list[Envelope] = []
+
+    async def publish(self, events: Sequence[Envelope]) -> list[int]:
+        self.events.extend(events)
+        return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
+
+    def summaries(self) -> list[SummaryUpdated]:
+        return [e for e in self.events if isinstance(e, SummaryUpdated)]
+
 
 class Progress:
     """Each session's progress as recorded: (newest message counted, newest summary)."""

@@ -6,30 +6,16 @@ it against that rule)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_schema.events import Envelope
 from mnemo_schema.progress import sessions_of
 from mnemo_summarizer.adapters.progress import LogProgress, hand_over
 
-from .conftest import Progress
+from .conftest import Log, Progress
 
 Key = tuple[str, str]
-
-
-class Recorded:
-    """The log as the adapter writes to it: events in order, with their positions."""
-
-    def __init__(self) -> None:
-        self.events: list[Envelope] = []
-
-    async def publish(self, events: Sequence[Envelope]) -> list[int]:
-        first = len(self.events) + 1
-        self.events += events
-        return list(range(first, len(self.events) + 1))
 
 
 class FakeSide:
@@ -42,7 +28,7 @@ class FakeSide:
 
 class LogSide:
     def __init__(self) -> None:
-        self.log = Recorded()
+        self.log = Log()
         self.progress = LogProgress(self.log)
 
     def session(self, key: Key) -> tuple[int, int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from mnemo_runtime.deadletters import Letter
@@ -11,29 +10,16 @@ from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.local.summarizer import parse_input
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply
 from mnemo_schema.config import SummaryConfiguration
-from mnemo_schema.events import Envelope, MessagePosted
-from mnemo_schema.summaries import SummaryUpdated
+from mnemo_schema.events import MessagePosted
 from mnemo_summarizer.cadence import Stored, Turn
 from mnemo_summarizer.ports import SessionRecord
 from mnemo_summarizer.service import Delivery, SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
 
-from .conftest import Progress
+from .conftest import Log, Progress
 
 AT = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 WS, SID = "ws1", "s1"
-
-
-class Log:
-    def __init__(self) -> None:
-        self.events: list[Envelope] = []
-
-    async def publish(self, events: Sequence[Envelope]) -> list[int]:
-        self.events.extend(events)
-        return list(range(len(self.events) - len(events) + 1, len(self.events) + 1))
-
-    def summaries(self) -> list[SummaryUpdated]:
-        return [e for e in self.events if isinstance(e, SummaryUpdated)]
 
 
 class History:

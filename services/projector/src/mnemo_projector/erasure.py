@@ -17,8 +17,8 @@ holds its content or what was derived from it:
   summarizer count): positions only, but named by the peer's or session's id.
 
 Events holding text are erased securely (their bytes overwritten); the others (memberships,
-dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids only, and a
-replay applies it to nothing. Decoding failures on the erased entity's subjects are erased too.
+dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids
+only, and a replay applies it to nothing. Decoding failures on the erased entity's subjects are erased too.
 """
 
 from __future__ import annotations

@@ -53,37 +53,25 @@ async def hand_over(pool: AsyncConnectionPool, log: ObservationLog) -> int:
     went on the log) on the log as progress events, then empty the table; how many.
 
     Run at start-up: a deployment that formed memory before progress went on the log keeps the
-    queue status of that work, and a rebuild of the entity projection finds it on the log. Rows
-    another replica is handing over are skipped; a crash after the publish only publishes them
-    again (the projection keeps the greatest positions)."""
+    queue status of that work, and a rebuild of the entity projection finds it on the log. The
+    rows are deleted in the transaction that publishes them: a failed publish leaves them, and
+    another replica handing over at once waits and finds them gone. A crash after the publish
+    only publishes them again (the projection keeps the greatest positions)."""
     async with pool.connection() as conn, conn.transaction():
-        cur = await conn.execute(
-            "SELECT workspace, observer, observed, taken_seq, done_seq, observation_seq"
-            " FROM deriver_lines FOR UPDATE SKIP LOCKED"
-        )
+        cur = await conn.execute("DELETE FROM deriver_lines RETURNING *")
         rows: list[Any] = await cur.fetchall()
-        if not rows:
-            return 0
-        await log.publish(
-            [
-                DerivationProgressed(
-                    workspace=r["workspace"],
-                    observer=r["observer"],
-                    observed=r["observed"],
-                    taken_seq=r["taken_seq"],
-                    done_seq=r["done_seq"],
-                    observation_seq=r["observation_seq"],
-                )
-                for r in rows
-            ]
-        )
-        await conn.execute(
-            "DELETE FROM deriver_lines WHERE (workspace, observer, observed) IN"
-            " (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
-            (
-                [r["workspace"] for r in rows],
-                [r["observer"] for r in rows],
-                [r["observed"] for r in rows],
-            ),
-        )
+        if rows:
+            await log.publish(
+                [
+                    DerivationProgressed(
+                        workspace=r["workspace"],
+                        observer=r["observer"],
+                        observed=r["observed"],
+                        taken_seq=r["taken_seq"],
+                        done_seq=r["done_seq"],
+                        observation_seq=r["observation_seq"],
+                    )
+                    for r in rows
+                ]
+            )
     return len(rows)

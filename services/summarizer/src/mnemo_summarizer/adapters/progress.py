@@ -39,30 +39,21 @@ async def hand_over(pool: AsyncConnectionPool, log: SummaryLog) -> int:
     """Put the sessions kept in Postgres (``summarizer_sessions``, where progress was recorded
     before it went on the log) on the log as progress events, then empty the table; how many.
 
-    Run at start-up, for the same reasons as the deriver's (``mnemo_deriver.adapters.progress``):
-    the queue status of work done before keeps, and a rebuild finds it on the log."""
+    Run at start-up, for the same reasons and in the same way as the deriver's
+    (``mnemo_deriver.adapters.progress.hand_over``)."""
     async with pool.connection() as conn, conn.transaction():
-        cur = await conn.execute(
-            "SELECT workspace, session_id, done_seq, summary_seq FROM summarizer_sessions"
-            " FOR UPDATE SKIP LOCKED"
-        )
+        cur = await conn.execute("DELETE FROM summarizer_sessions RETURNING *")
         rows: list[Any] = await cur.fetchall()
-        if not rows:
-            return 0
-        await log.publish(
-            [
-                SummarizationProgressed(
-                    workspace=r["workspace"],
-                    session_id=r["session_id"],
-                    done_seq=r["done_seq"],
-                    summary_seq=r["summary_seq"],
-                )
-                for r in rows
-            ]
-        )
-        await conn.execute(
-            "DELETE FROM summarizer_sessions WHERE (workspace, session_id) IN"
-            " (SELECT * FROM unnest(%s::text[], %s::text[]))",
-            ([r["workspace"] for r in rows], [r["session_id"] for r in rows]),
-        )
+        if rows:
+            await log.publish(
+                [
+                    SummarizationProgressed(
+                        workspace=r["workspace"],
+                        session_id=r["session_id"],
+                        done_seq=r["done_seq"],
+                        summary_seq=r["summary_seq"],
+                    )
+                    for r in rows
+                ]
+            )
     return len(rows)
