@@ -1,6 +1,7 @@
 """Work in flight when an erasure runs: an observation citing an erased message, landing after
-the erasure (in a later step of the eraser or the same one), goes too (its event erased from the stream, its retraction published), while an
-observation of a workspace with nothing erased is left alone (real JetStream and Postgres)."""
+the erasure (in a later step of the eraser or the same one), goes too (its event erased from the
+stream, its retraction published), while an observation of a workspace with nothing erased is
+left alone; so do the progress and the dreams of an erased peer (real JetStream and Postgres)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from datetime import UTC, datetime
 
 from mnemo_projector.doorbell import Doorbell
 from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
+from mnemo_projector.memory import MemoryProjection
+from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.streams import read_stored
+from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema import subjects
+from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.events import (
     Event,
     MessageDeleted,
@@ -27,6 +32,7 @@ from mnemo_schema.observations import ObservationsErased, ObservationWritten
 from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import neighbour
+from .retrieval_worlds import Logged
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -194,5 +200,79 @@ async def test_late_progress_of_an_erased_peer_goes_unless_the_peer_is_made_agai
         await publish(PeerCreated(workspace=ws, peer_id="ann", metadata={}), line("ann", "ann", 9))
         await eraser.step()
         assert await progress() == [("ben", "ben", 3), ("ben", "ben", 4), ("ann", "ann", 9)]
+    finally:
+        await infra.close()
+
+
+async def test_a_dream_of_an_erased_peer_landing_late_goes_and_leaves_no_unit(
+    own_nats: str, fresh_database: str
+) -> None:
+    infra = await open_infra(own_nats, fresh_database, "eraser-test")
+    ws = "late-dream"
+    partition = subjects.partition_of(ws, infra.partitions)
+    eraser = Eraser(infra.nc, infra.js, infra.pool, partition=partition)
+    await eraser.setup()
+    memory = MemoryProjection(build_embedder("fake"), PgVectorIndex(infra.pool), cited=Logged([]))
+    async with infra.pool.connection() as conn:
+        await memory.setup(conn)
+
+    async def publish(*events: Event) -> list[int]:
+        return [(await infra.js.publish(e.subject(), encode_event(e))).seq for e in events]
+
+    async def dream_log() -> list[tuple[int, Event]]:
+        found = await read_stored(infra.js, subjects.STREAM, subjects.dream_filter(partition))
+        return [(s.seq, decode_event(s.data)) for s in found]
+
+    def due(peer: str) -> DreamDue:
+        return DreamDue(
+            workspace=ws, observer=peer, observed=peer, reason="requested", due_at=NOW,
+            session_id="s",
+        )  # fmt: skip
+
+    async def units() -> list[tuple[str, str, bool]]:
+        async with infra.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT observer, due_event_id, completed_seq IS NOT NULL AS done FROM dreams"
+                " WHERE workspace = %s ORDER BY due_seq",
+                (ws,),
+            )
+            return [(r["observer"], r["due_event_id"], r["done"]) for r in await cur.fetchall()]
+
+    try:
+        await publish(
+            PeerCreated(workspace=ws, peer_id="ann", metadata={}),
+            PeerCreated(workspace=ws, peer_id="ben", metadata={}),
+            PeerDeleted(workspace=ws, peer_id="ann"),
+        )
+        await eraser.step()
+        # Ann's dream was scheduled while her erasure ran; the dreamer finished an earlier one
+        # of hers after it. Ben's dream is his own.
+        late, kept = due("ann"), due("ben")
+        finished = DreamCompleted(workspace=ws, observer="ann", observed="ann", due_event_id="d0")
+        at = await publish(late, finished, kept)
+        # The memory projection had applied ann's late DreamDue before the eraser reached it.
+        async with infra.pool.connection() as conn, conn.transaction():
+            await memory.apply(conn, [(at[0], late)])
+        await eraser.step()
+
+        logged = await dream_log()
+        assert logged[0][1] == kept
+        retraction = logged[1][1]
+        assert isinstance(retraction, DreamsErased)
+        assert retraction.due_event_ids == [late.event_id]
+        assert len(logged) == 2  # ann's DreamDue and DreamCompleted are gone from the log
+        async with infra.pool.connection() as conn, conn.transaction():
+            await memory.apply(conn, [s for s in logged if s[0] > at[0]])
+        # Ann's unit goes with the retraction: nothing waits on a dream that will not run.
+        assert await units() == [("ben", kept.event_id, False)]
+        # The step that read its own retraction has nothing more to do.
+        assert await eraser.step() == 1
+        assert len(await dream_log()) == 2
+
+        # A new peer of the same name dreams, and its dream stays.
+        again = due("ann")
+        await publish(PeerCreated(workspace=ws, peer_id="ann", metadata={}), again)
+        await eraser.step()
+        assert [e for _, e in await dream_log()][-1] == again
     finally:
         await infra.close()

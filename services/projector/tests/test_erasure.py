@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from mnemo_projector.erasure import Target, made_again, named_by, plan
 from mnemo_runtime.streams import Stored
+from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.events import (
     Envelope,
     MessageDeleted,
@@ -195,6 +196,13 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     counted = SummarizationProgressed(workspace=WS, session_id="s", done_seq=4)
     assert named_by(line) == ("peer", ["alice", "bob"])
     assert named_by(counted) == ("session", ["s"])
+    due = DreamDue(
+        workspace=WS, observer="bob", observed="bob", reason="requested", due_at=NOW,
+        session_id="s",
+    )  # fmt: skip
+    done = DreamCompleted(workspace=WS, observer="bob", observed="alice", due_event_id="d")
+    assert named_by(due) == ("peer", ["bob"])  # not the session it was asked in
+    assert named_by(done) == ("peer", ["alice", "bob"])
     between = _log(
         [
             PeerCreated(workspace=WS, peer_id="carol", metadata={}),

@@ -1,4 +1,5 @@
-"""Dream events: a representation is due for belief revision, and a dream over it finished.
+"""Dream events: a representation is due for belief revision, a dream over it finished, and
+dreams of an erased peer were erased.
 
 A dream runs the deduction and induction specialists over one (observer, observed)
 representation. Its edits are ordinary memory events (``ObservationWritten`` with
@@ -69,6 +70,24 @@ class DreamCompleted(Envelope):
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     duration_ms: float = Field(default=0.0, ge=0.0)
+
+    def subject(self) -> str:
+        return dream_subject(self.workspace, self.observer, self.observed)
+
+
+class DreamsErased(Envelope):
+    """Dreams that were due for a representation of an erased peer were erased with it: nothing
+    of them is kept, in the projections or the log.
+
+    The eraser publishes it for a ``DreamDue`` that lands after the erasure of its observer or
+    observed peer (scheduled while the erasure ran), once it has erased that event from the log.
+    ``due_event_ids``: the ``event_id`` of each erased ``DreamDue``.
+    """
+
+    type: Literal["DreamsErased"] = "DreamsErased"
+    observer: EntityId
+    observed: EntityId
+    due_event_ids: list[str] = Field(default_factory=list)
 
     def subject(self) -> str:
         return dream_subject(self.workspace, self.observer, self.observed)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from mnemo_schema import subjects
 from mnemo_schema.config import PeerConfig, SessionConfiguration, WorkspaceConfiguration
-from mnemo_schema.dreams import DreamCompleted, DreamDue
+from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.envelope import Envelope as Envelope
 from mnemo_schema.files import FileChunk
 from mnemo_schema.ids import EntityId, Metadata
@@ -262,6 +262,7 @@ Event = Annotated[
     | SummariesErased
     | DreamDue
     | DreamCompleted
+    | DreamsErased
     | DerivationProgressed
     | SummarizationProgressed
     | KeyRevoked

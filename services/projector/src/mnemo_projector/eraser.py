@@ -30,8 +30,10 @@ retractions apply to nothing.
 Work still in flight when an erasure runs (a derivation or summary of an erased message landing
 after it) is erased as it lands: the eraser also follows the observation and summary subjects,
 and an event citing an erased message or observation goes the same way. So does a stage's
-progress naming an erased peer, session or workspace (the stages' ``work`` subjects), unless
-what it names was made again in between.
+progress naming an erased peer, session or workspace (the stages' ``work`` subjects), and a
+dream's event naming an erased peer, unless what it names was made again in between; a dream
+that was due is retracted in the log (``DreamsErased``), so that the memory projection drops
+it from the queue (the dreamer skips an erased ``DreamDue``, and no ``DreamCompleted`` comes).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.streams import Stored, erase, read_stored
 from mnemo_schema import subjects
+from mnemo_schema.dreams import DreamDue, DreamsErased
 from mnemo_schema.events import (
     MessageDeleted,
     PeerDeleted,
@@ -76,15 +79,16 @@ ADVANCE_EVERY = 256
 
 
 # The kinds of event the eraser follows: deletions (entity subjects) and late work
-# (observations, summaries, the stages' progress).
-FOLLOWED_KINDS = ("ent", "obs", "sum", "work")
+# (observations, summaries, dreams, the stages' progress).
+FOLLOWED_KINDS = ("ent", "obs", "sum", "dream", "work")
 
 
 def followed(partition: int) -> list[str]:
     """What the eraser of ``partition`` follows, as stored."""
     return [
         subjects.entity_filter("*", partition), subjects.observation_filter(partition),
-        subjects.summary_filter(partition), subjects.work_filter(partition),
+        subjects.summary_filter(partition), subjects.dream_filter(partition),
+        subjects.work_filter(partition),
     ]  # fmt: skip
 
 
@@ -219,8 +223,8 @@ class Eraser:
             return p.secure | p.plain
         if isinstance(event, ObservationWritten | SummaryUpdated) and event.workspace in marked:
             await self._late(s.seq, event)
-        if isinstance(event, erasure.Progress) and event.workspace in marked:
-            return await self._late_progress(s.seq, event)
+        if isinstance(event, erasure.Named) and event.workspace in marked:
+            return await self._late_named(s.seq, event)
         return set()
 
     async def carry_out(self, t: erasure.Target) -> erasure.Plan:
@@ -352,9 +356,10 @@ class Eraser:
         await erase(self._nc, subjects.STREAM, [seq], secure=True)
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
 
-    async def _late_progress(self, seq: int, e: erasure.Progress) -> set[int]:
-        """Progress landing after the erasure of its peer, session or workspace (work that was
-        in flight) goes too, unless what it names was made again in between."""
+    async def _late_named(self, seq: int, e: erasure.Named) -> set[int]:
+        """Progress or a dream's event landing after the erasure of its peer, session or
+        workspace (work that was in flight) goes too, unless what it names was made again in
+        between. A dream that was due is retracted first, for the memory projection."""
         kind, names = erasure.named_by(e)
         async with self._pool.connection() as conn:
             cur = await conn.execute(
@@ -370,7 +375,14 @@ class Eraser:
         between = await read_stored(self._js, subjects.STREAM, entities, after=after, before=seq)
         if erasure.made_again(kind, names, between):
             return set()
-        await erase(self._nc, subjects.STREAM, [seq], secure=False)
+        if isinstance(e, DreamDue):
+            retracted = DreamsErased(
+                event_id=f"{e.event_id}.erased", workspace=e.workspace, observer=e.observer,
+                observed=e.observed, due_event_ids=[e.event_id],
+            )  # fmt: skip
+            await self._publisher.publish([retracted])
+        # A DreamDue holds a dream type and a session's id given through the API.
+        await erase(self._nc, subjects.STREAM, [seq], secure=isinstance(e, DreamDue))
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
         return {seq}
 

@@ -14,7 +14,8 @@ holds its content or what was derived from it:
 - a card the dreamer drew in a representation that lost observations (its entries carry no
   provenance, so it goes whole; a card set through the API came from the caller and stays);
 - the stages' progress in what it deletes (a peer's representations' lines, a session's
-  summarizer count): positions only, but named by the peer's or session's id.
+  summarizer count) and a peer's dreams: positions and ids only, but named by the peer's or
+  session's id.
 
 Events holding text are erased securely (their bytes overwritten); the others (memberships,
 dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids
@@ -31,7 +32,7 @@ from pydantic import ValidationError
 
 from mnemo_runtime.streams import Stored
 from mnemo_schema import subjects
-from mnemo_schema.dreams import DreamCompleted, DreamDue
+from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.events import (
     Event,
     MessageDeleted,
@@ -66,7 +67,7 @@ Rep = tuple[str, str]
 _CONTENT_FREE = (
     PeerJoinedSession, PeerLeftSession, SessionPeerConfigured, DreamCompleted,
     ObservationsErased, SummariesErased, MessageDeleted, SessionDeleted, PeerDeleted,
-    DerivationProgressed, SummarizationProgressed,
+    DerivationProgressed, SummarizationProgressed, DreamsErased,
 )  # fmt: skip
 
 
@@ -291,21 +292,23 @@ def _observations(
                 p.cards.add(rep)
 
 
-# Progress events name a peer's representation line or a session, and nothing else.
-Progress = DerivationProgressed | SummarizationProgressed
+# Bookkeeping of work in flight: progress names a peer's representation line or a session, a
+# dream's events a peer's representation, and nothing else. Landing after the erasure of what
+# it names (the work was under way), it goes too.
+Named = DerivationProgressed | SummarizationProgressed | DreamDue | DreamCompleted
 
 
-def named_by(e: Progress) -> tuple[Kind, list[str]]:
-    """The kind of erasure that covers progress ``e`` landing after it, and the ids it names."""
-    if isinstance(e, DerivationProgressed):
-        return "peer", sorted({e.observer, e.observed})
-    return "session", [e.session_id]
+def named_by(e: Named) -> tuple[Kind, list[str]]:
+    """The kind of erasure that covers ``e`` landing after it, and the ids it names."""
+    if isinstance(e, SummarizationProgressed):
+        return "session", [e.session_id]
+    return "peer", sorted({e.observer, e.observed})
 
 
 def made_again(kind: Kind, names: Iterable[str], events: Iterable[Stored]) -> bool:
-    """Whether ``events`` (the workspace's entity events between an erasure and progress that
-    landed after it) create anew the workspace or one of ``names`` (a peer or a session): the
-    progress is then of the new one, and stays."""
+    """Whether ``events`` (the workspace's entity events between an erasure and ``Named`` work
+    that landed after it) create anew the workspace or one of ``names`` (a peer or a session):
+    the work is then of the new one, and stays."""
     wanted = set(names)
     for s in events:
         e = _decoded(s)

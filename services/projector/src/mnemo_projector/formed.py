@@ -4,7 +4,8 @@ Summaries and dreams go in as their events arrive, and so does how far each repr
 messages are formed (``formed_lines``, for the queue status). A deleted workspace, session or peer takes its
 summaries and dreams along; the summaries an erasure of a message or a peer reaches are named by
 the eraser (``SummariesErased``, by the positions of their events), since which summaries cover
-a message is known from the log, not from this projection. ``ObservationsErased`` leaves nothing
+a message is known from the log, not from this projection; so are the dreams due for an erased
+peer that were scheduled after its erasure (``DreamsErased``). ``ObservationsErased`` leaves nothing
 of the observations it names: rows, aliases, provenance, rejections (the caller drops their
 vectors and postings) and, when the erasure takes it, the card.
 """
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from psycopg import AsyncConnection
 
-from mnemo_schema.dreams import DreamCompleted, DreamDue
+from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.events import Event, PeerDeleted, SessionDeleted, WorkspaceDeleted
 from mnemo_schema.observations import ObservationsErased, ObservationWritten
 from mnemo_schema.summaries import SummariesErased, SummaryUpdated
@@ -50,6 +51,11 @@ async def apply_formed(conn: AsyncConnection, seq: int, event: Event) -> None:
             await conn.execute(
                 "UPDATE dreams SET completed_seq = %s WHERE workspace = %s AND due_event_id = %s",
                 (seq, event.workspace, event.due_event_id),
+            )
+        case DreamsErased():
+            await conn.execute(
+                "DELETE FROM dreams WHERE workspace = %s AND due_event_id = ANY(%s)",
+                (event.workspace, event.due_event_ids),
             )
         case SessionDeleted():
             await conn.execute(
