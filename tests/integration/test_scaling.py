@@ -94,16 +94,16 @@ async def _observations(nats_url: str) -> list[ObservationWritten]:
         await nc.close()
 
 
-async def _lines(nats_url: str) -> dict[tuple[str, str, str], int]:
-    """How far the deriver says each representation's line is done, from its progress events
-    on the log."""
+async def _lines(nats_url: str, taken: bool = False) -> dict[tuple[str, str, str], int]:
+    """How far the deriver says each representation's line is done (or ``taken``), from its
+    progress events on the log."""
     nc = await nats.connect(nats_url)
     try:
         stored = await read_stored(nc.jetstream(), subjects.STREAM, subjects.work_filter())
     finally:
         await nc.close()
     lines = lines_of(decode_event(s.data) for s in stored)
-    return {key: done for key, (_, done, _) in lines.items()}
+    return {key: took if taken else done for key, (took, done, _) in lines.items()}
 
 
 def _done(nats_url: str, due: dict[tuple[str, str, str], int]) -> bool:
@@ -111,8 +111,10 @@ def _done(nats_url: str, due: dict[tuple[str, str, str], int]) -> bool:
     return all(lines.get(k, 0) >= seq for k, seq in due.items())
 
 
-def _started(nats_url: str) -> bool:
-    return sum(1 for seq in asyncio.run(_lines(nats_url)).values() if seq > 0) >= 3
+def _taken(nats_url: str, workspaces: set[str]) -> bool:
+    """Whether the deriver has taken work of ``workspaces``."""
+    lines = asyncio.run(_lines(nats_url, taken=True))
+    return any(seq > 0 for (ws, _, _), seq in lines.items() if ws in workspaces)
 
 
 def _held(log: Path) -> set[int]:
@@ -170,13 +172,20 @@ def _run(
         due = asyncio.run(_publish(url, db))
         if kill_one:
             mine = _held(logs[0])
-            assert {
-                subjects.partition_of(w, subjects.DEFAULT_PARTITIONS) for w in WORKSPACES
-            } & mine
-            while not _started(url):
+            ours = {
+                w
+                for w in WORKSPACES
+                if subjects.partition_of(w, subjects.DEFAULT_PARTITIONS) in mine
+            }
+            assert ours
+            # Frozen as soon as it has taken work of its own: from then on, its share cannot
+            # finish before the kill, however fast the host derives.
+            while not _taken(url, ours):
                 assert time.monotonic() < deadline, "the deriver never started"
                 time.sleep(0.02)
-            assert not _done(url, due), "finished before the kill: make the conversation longer"
+            procs[0].send_signal(signal.SIGSTOP)
+            share_due = {k: seq for k, seq in due.items() if k[0] in ours}
+            assert not _done(url, share_due), "replica 0 finished its share before it was frozen"
             procs[0].send_signal(signal.SIGKILL)
             procs[0].wait(10)
             report.append(f"killed replica 0 holding partitions {sorted(mine)}")
