@@ -28,7 +28,7 @@ from mnemo_schema.events import (
     decode_event,
     encode_event,
 )
-from mnemo_schema.observations import ObservationsErased, ObservationWritten
+from mnemo_schema.observations import ObservationsErased, ObservationWritten, PeerCardUpdated
 from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import neighbour
@@ -204,7 +204,7 @@ async def test_late_progress_of_an_erased_peer_goes_unless_the_peer_is_made_agai
         await infra.close()
 
 
-async def test_a_dream_of_an_erased_peer_landing_late_goes_and_leaves_no_unit(
+async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_leaves_no_unit(
     own_nats: str, fresh_database: str
 ) -> None:
     infra = await open_infra(own_nats, fresh_database, "eraser-test")
@@ -238,6 +238,23 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_and_leaves_no_unit(
             )
             return [(r["observer"], r["due_event_id"], r["done"]) for r in await cur.fetchall()]
 
+    def card(peer: str) -> PeerCardUpdated:
+        return PeerCardUpdated(
+            workspace=ws, observer=peer, observed=peer, card=[f"{peer} is a nurse"],
+            origin="dreamer",
+        )  # fmt: skip
+
+    async def cards() -> list[str]:
+        async with infra.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT observer FROM peer_cards WHERE workspace = %s ORDER BY 1", (ws,)
+            )
+            return [r["observer"] for r in await cur.fetchall()]
+
+    async def texts() -> list[PeerCardUpdated]:
+        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
+        return [e for s in found if isinstance(e := decode_event(s.data), PeerCardUpdated)]
+
     try:
         await publish(
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
@@ -245,15 +262,19 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_and_leaves_no_unit(
             PeerDeleted(workspace=ws, peer_id="ann"),
         )
         await eraser.step()
-        # Ann's dream was scheduled while her erasure ran; the dreamer finished an earlier one
-        # of hers after it. Ben's dream is his own.
+        # Ann's dream was scheduled while her erasure ran, and the dreamer finished an earlier
+        # one of hers after it, drawing her card. Ben's dream and card are his own.
         late, kept = due("ann"), due("ben")
         finished = DreamCompleted(workspace=ws, observer="ann", observed="ann", due_event_id="d0")
-        at = await publish(late, finished, kept)
-        # The memory projection had applied ann's late DreamDue before the eraser reached it.
+        drawn, own = card("ann"), card("ben")
+        at = await publish(late, finished, kept, drawn, own)
+        # The memory projection had applied ann's late DreamDue and card before the eraser
+        # reached them.
         async with infra.pool.connection() as conn, conn.transaction():
-            await memory.apply(conn, [(at[0], late)])
+            await memory.apply(conn, [(at[0], late), (at[3], drawn), (at[4], own)])
+        assert await cards() == ["ann", "ben"]
         await eraser.step()
+        assert await texts() == [own]
 
         logged = await dream_log()
         assert logged[0][1] == kept
@@ -261,12 +282,17 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_and_leaves_no_unit(
         assert isinstance(retraction, DreamsErased)
         assert retraction.due_event_ids == [late.event_id]
         assert len(logged) == 2  # ann's DreamDue and DreamCompleted are gone from the log
+        retracted = await read_stored(
+            infra.js, subjects.STREAM, subjects.observation_filter(partition), after=at[-1]
+        )
         async with infra.pool.connection() as conn, conn.transaction():
             await memory.apply(conn, [s for s in logged if s[0] > at[0]])
+            await memory.apply(conn, [(s.seq, decode_event(s.data)) for s in retracted])
         # Ann's unit goes with the retraction: nothing waits on a dream that will not run.
         assert await units() == [("ben", kept.event_id, False)]
-        # The step that read its own retraction has nothing more to do.
-        assert await eraser.step() == 1
+        assert await cards() == ["ben"]
+        # The step that reads its own two retractions has nothing more to do.
+        assert await eraser.step() == 2
         assert len(await dream_log()) == 2
 
         # A new peer of the same name dreams, and its dream stays.

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mnemo_projector.erasure import Target, made_again, named_by, plan
+from mnemo_projector.erasure import (
+    Target,
+    holds_text,
+    late_retraction,
+    made_again,
+    named_by,
+    plan,
+)
 from mnemo_runtime.streams import Stored
-from mnemo_schema.dreams import DreamCompleted, DreamDue
+from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.events import (
     Envelope,
     MessageDeleted,
@@ -18,7 +25,12 @@ from mnemo_schema.events import (
     WorkspaceCreated,
     encode_event,
 )
-from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
+from mnemo_schema.observations import (
+    ObservationDeleted,
+    ObservationsErased,
+    ObservationWritten,
+    PeerCardUpdated,
+)
 from mnemo_schema.progress import DerivationProgressed, SummarizationProgressed
 from mnemo_schema.summaries import SummaryUpdated
 
@@ -203,6 +215,22 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     done = DreamCompleted(workspace=WS, observer="bob", observed="alice", due_event_id="d")
     assert named_by(due) == ("peer", ["bob"])  # not the session it was asked in
     assert named_by(done) == ("peer", ["alice", "bob"])
+    card = PeerCardUpdated(workspace=WS, observer="bob", observed="alice", card=["a nurse"])
+    assert named_by(card) == ("peer", ["alice", "bob"])
+    # What the memory projection is told: the card goes, the dream leaves the queue.
+    dropped = late_retraction(card)
+    assert isinstance(dropped, ObservationsErased)
+    assert (dropped.observer, dropped.observed, dropped.card) == ("bob", "alice", True)
+    assert dropped.observation_ids == []
+    unqueued = late_retraction(due)
+    assert isinstance(unqueued, DreamsErased)
+    assert unqueued.due_event_ids == [due.event_id]
+    assert late_retraction(done) is None
+    assert late_retraction(line) is None
+    # Text is overwritten; ids and positions are only removed.
+    assert [holds_text(e) for e in (card, due, done, line, counted)] == [
+        True, True, False, False, False,
+    ]  # fmt: skip
     between = _log(
         [
             PeerCreated(workspace=WS, peer_id="carol", metadata={}),

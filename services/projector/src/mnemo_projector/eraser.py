@@ -31,9 +31,9 @@ Work still in flight when an erasure runs (a derivation or summary of an erased 
 after it) is erased as it lands: the eraser also follows the observation and summary subjects,
 and an event citing an erased message or observation goes the same way. So does a stage's
 progress naming an erased peer, session or workspace (the stages' ``work`` subjects), and a
-dream's event naming an erased peer, unless what it names was made again in between; a dream
-that was due is retracted in the log (``DreamsErased``), so that the memory projection drops
-it from the queue (the dreamer skips an erased ``DreamDue``, and no ``DreamCompleted`` comes).
+dream's event or a card naming an erased peer, unless what it names was made again in between;
+a card or a dream that was due is retracted in the log (``ObservationsErased`` with the card,
+``DreamsErased``), so that the memory projection drops it.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.streams import Stored, erase, read_stored
 from mnemo_schema import subjects
-from mnemo_schema.dreams import DreamDue, DreamsErased
 from mnemo_schema.events import (
     MessageDeleted,
     PeerDeleted,
@@ -357,9 +356,10 @@ class Eraser:
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
 
     async def _late_named(self, seq: int, e: erasure.Named) -> set[int]:
-        """Progress or a dream's event landing after the erasure of its peer, session or
+        """Progress, a dream's event or a card landing after the erasure of its peer, session or
         workspace (work that was in flight) goes too, unless what it names was made again in
-        between. A dream that was due is retracted first, for the memory projection."""
+        between. A card, or a dream that was due, is retracted first, for the memory projection
+        (``erasure.late_retraction``)."""
         kind, names = erasure.named_by(e)
         async with self._pool.connection() as conn:
             cur = await conn.execute(
@@ -375,14 +375,10 @@ class Eraser:
         between = await read_stored(self._js, subjects.STREAM, entities, after=after, before=seq)
         if erasure.made_again(kind, names, between):
             return set()
-        if isinstance(e, DreamDue):
-            retracted = DreamsErased(
-                event_id=f"{e.event_id}.erased", workspace=e.workspace, observer=e.observer,
-                observed=e.observed, due_event_ids=[e.event_id],
-            )  # fmt: skip
-            await self._publisher.publish([retracted])
-        # A DreamDue holds a dream type and a session's id given through the API.
-        await erase(self._nc, subjects.STREAM, [seq], secure=isinstance(e, DreamDue))
+        retraction = erasure.late_retraction(e)
+        if retraction is not None:
+            await self._publisher.publish([retraction])
+        await erase(self._nc, subjects.STREAM, [seq], secure=erasure.holds_text(e))
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
         return {seq}
 

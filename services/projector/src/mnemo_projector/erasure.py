@@ -15,7 +15,8 @@ holds its content or what was derived from it:
   provenance, so it goes whole; a card set through the API came from the caller and stays);
 - the stages' progress in what it deletes (a peer's representations' lines, a session's
   summarizer count) and a peer's dreams: positions and ids only, but named by the peer's or
-  session's id.
+  session's id. Landing after the erasure (work in flight), they go too, and so does a card
+  of the peer's representations (``Named``).
 
 Events holding text are erased securely (their bytes overwritten); the others (memberships,
 dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids
@@ -149,7 +150,7 @@ class Plan:
         return set().union(*self.observations.values()) if self.observations else set()
 
     def erase(self, s: Stored, e: Event | None) -> None:
-        (self.plain if isinstance(e, _CONTENT_FREE) else self.secure).add(s.seq)
+        (self.secure if e is None or holds_text(e) else self.plain).add(s.seq)
 
 
 def _decoded(s: Stored) -> Event | None:
@@ -292,10 +293,10 @@ def _observations(
                 p.cards.add(rep)
 
 
-# Bookkeeping of work in flight: progress names a peer's representation line or a session, a
-# dream's events a peer's representation, and nothing else. Landing after the erasure of what
-# it names (the work was under way), it goes too.
-Named = DerivationProgressed | SummarizationProgressed | DreamDue | DreamCompleted
+# Work in flight that names what it belongs to: progress a peer's representation line or a
+# session, a dream's events and a card a peer's representation. Landing after the erasure of
+# what it names (the work was under way), it goes too.
+Named = DerivationProgressed | SummarizationProgressed | DreamDue | DreamCompleted | PeerCardUpdated
 
 
 def named_by(e: Named) -> tuple[Kind, list[str]]:
@@ -303,6 +304,29 @@ def named_by(e: Named) -> tuple[Kind, list[str]]:
     if isinstance(e, SummarizationProgressed):
         return "session", [e.session_id]
     return "peer", sorted({e.observer, e.observed})
+
+
+def late_retraction(e: Named) -> Event | None:
+    """What the memory projection must be told when late ``e`` is erased, having maybe applied
+    it: a card goes from its table, a dream that was due from the queue (the dreamer skips the
+    erased event, so no ``DreamCompleted`` would close it)."""
+    eid = f"{e.event_id}.erased"
+    if isinstance(e, PeerCardUpdated):
+        return ObservationsErased(
+            event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
+            card=True,
+        )  # fmt: skip
+    if isinstance(e, DreamDue):
+        return DreamsErased(
+            event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
+            due_event_ids=[e.event_id],
+        )  # fmt: skip
+    return None
+
+
+def holds_text(e: Event) -> bool:
+    """Whether ``e`` may hold text of the user's: erased securely (overwritten), not removed."""
+    return not isinstance(e, _CONTENT_FREE)
 
 
 def made_again(kind: Kind, names: Iterable[str], events: Iterable[Stored]) -> bool:
