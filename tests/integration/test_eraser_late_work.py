@@ -259,9 +259,14 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_lea
         await publish(
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
             PeerCreated(workspace=ws, peer_id="ben", metadata={}),
+            _observation(ws, "o-ann", "m1"),
             PeerDeleted(workspace=ws, peer_id="ann"),
         )
         await eraser.step()
+        # Her representation went whole (the dreamer's schedule forgets it too).
+        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
+        [whole] = [e for s in found if isinstance(e := decode_event(s.data), ObservationsErased)]
+        assert (whole.observer, whole.observation_ids, whole.whole) == ("ann", ["o-ann"], True)
         # Ann's dream was scheduled while her erasure ran, and the dreamer finished an earlier
         # one of hers after it, drawing her card. Ben's dream and card are his own.
         late, kept = due("ann"), due("ben")

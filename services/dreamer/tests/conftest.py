@@ -157,6 +157,10 @@ class FakeSchedule:
     async def load(self, scope: Scope) -> Schedule:
         return self.rows.get(scope) or Schedule(scope.workspace, scope.observer, scope.observed)
 
+    async def forget(self, scope: Scope) -> None:
+        self.rows.pop(scope, None)
+        self.applied.pop(scope, None)
+
     async def ready(self, now: datetime) -> list[Schedule]:
         return [
             s for s in self.rows.values() if s.due_at and not s.due_event_id and s.due_at <= now

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from mnemo_dreamer.service import Dreamer
 from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.dreams import DreamCompleted, DreamDue
-from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.observations import ObservationsErased, ObservationWritten
 
 W = datetime(2024, 1, 1, tzinfo=UTC)
 SCOPE = Scope("ws", "alice", "alice")
@@ -111,3 +111,18 @@ async def test_completion_resets_the_count_and_keeps_late_arrivals(world) -> Non
     row = await world.schedule.load(SCOPE)
     assert (row.new_observations, row.due_at, row.due_event_id) == (0, None, None)
     assert row.last_dream_at == world.clock.now
+
+
+async def test_a_representation_erased_whole_leaves_the_schedule(world) -> None:
+    d = world.dreamer()
+    await feed(d, 1, 3)
+    # Some of its observations erased (a message's): it stays, and dreams.
+    await d.erased(ObservationsErased(workspace="ws", observer="alice", observed="alice",
+                                      observation_ids=["o1"]))  # fmt: skip
+    assert (await world.schedule.load(SCOPE)).explicit_count == 3
+    # Erased with its peer: nothing of it is kept, and no dream is due.
+    await d.erased(ObservationsErased(workspace="ws", observer="alice", observed="alice",
+                                      whole=True))  # fmt: skip
+    assert SCOPE not in world.schedule.rows
+    world.clock.advance(3600)
+    assert await d.tick() == 0

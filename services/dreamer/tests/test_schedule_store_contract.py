@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from mnemo_dreamer.adapters.schedule import PgSchedule
+from mnemo_dreamer.domain import Schedule
 from mnemo_dreamer.ports import ScheduleStore
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.vectors.ports import Scope
@@ -64,3 +65,17 @@ async def test_representations_are_counted_apart(store: ScheduleStore) -> None:
     counted = await store.count_explicit(theirs, [1], T0)
     assert counted is not None and counted.explicit_count == 1
     assert (await store.load(mine)).explicit_count == 2
+
+
+async def test_a_forgotten_representation_starts_again_from_nothing(store: ScheduleStore) -> None:
+    scope, other = _scope(), _scope()
+    await store.count_explicit(scope, [1, 2, 3], T0)
+    await store.count_explicit(other, [1, 2], T0)
+    await store.forget(scope)
+    assert await store.load(scope) == Schedule(scope.workspace, scope.observer, scope.observed)
+    due = await store.ready(T0 + timedelta(hours=1))
+    assert scope not in {Scope(s.workspace, s.observer, s.observed) for s in due}
+    # A new representation of the same ids counts its own observations from the first.
+    counted = await store.count_explicit(scope, [1], T0)
+    assert counted is not None and counted.explicit_count == 1
+    assert (await store.load(other)).explicit_count == 2

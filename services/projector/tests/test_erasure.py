@@ -23,6 +23,7 @@ from mnemo_schema.events import (
     SessionCreated,
     SessionDeleted,
     WorkspaceCreated,
+    WorkspaceDeleted,
     encode_event,
 )
 from mnemo_schema.observations import (
@@ -244,3 +245,14 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     # A peer's id made again as a session is not the peer made again.
     assert not made_again("peer", ["t"], between)
     assert made_again("session", ["s"], _log([WorkspaceCreated(workspace=WS, metadata={})]))
+
+
+def test_a_peer_or_workspace_erasure_takes_its_representations_whole():
+    peer = Target.of(5, PeerDeleted(workspace=WS, peer_id="alice"))
+    assert peer.takes_whole(("alice", "bob")) and peer.takes_whole(("bob", "alice"))
+    assert not peer.takes_whole(("bob", "bob"))
+    assert Target.of(5, WorkspaceDeleted(workspace=WS)).takes_whole(("bob", "bob"))
+    message = Target.of(5, MessageDeleted(workspace=WS, session_id="s", message_id="m"))
+    session = Target.of(5, SessionDeleted(workspace=WS, session_id="s"))
+    assert not message.takes_whole(("alice", "alice"))
+    assert not session.takes_whole(("alice", "alice"))

@@ -74,7 +74,8 @@ class ObservationsErased(Envelope):
 
     The eraser publishes it for what an erasure (of a message, session, peer or workspace)
     reaches through provenance. ``card``: the representation's card goes too (it may have been
-    drawn from them).
+    drawn from them). ``whole``: the representation itself went, with its peer or its workspace,
+    and nothing of it is kept anywhere (its dream schedule included).
     """
 
     type: Literal["ObservationsErased"] = "ObservationsErased"
@@ -82,6 +83,7 @@ class ObservationsErased(Envelope):
     observed: EntityId
     observation_ids: list[str] = Field(default_factory=list)
     card: bool = False
+    whole: bool = False
 
     def subject(self) -> str:
         return subjects.observation_subject(self.workspace, self.observer, self.observed)

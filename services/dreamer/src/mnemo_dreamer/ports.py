@@ -88,6 +88,10 @@ class ScheduleStore(Protocol):
 
     async def load(self, scope: Scope) -> Schedule: ...
 
+    async def forget(self, scope: Scope) -> None:
+        """Drop the representation's schedule: it was erased with its peer or workspace."""
+        ...
+
     async def ready(self, now: datetime) -> list[Schedule]:
         """Representations whose pending dream may start now and has no DreamDue yet."""
         ...

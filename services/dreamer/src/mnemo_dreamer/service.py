@@ -18,7 +18,7 @@ from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.config import dreams_enabled
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.ids import derived_event_id
-from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.observations import ObservationsErased, ObservationWritten
 
 log = get_logger("mnemo.dreamer")
 Clock = Callable[[], datetime]
@@ -64,6 +64,12 @@ class Dreamer:
         now = self._clock()
         for scope, counted in seqs.items():
             await self._schedule.count_explicit(scope, counted, now)
+
+    async def erased(self, event: ObservationsErased) -> None:
+        """A representation erased whole (with its peer or workspace) leaves the schedule: no
+        dream is due of it, and its ids are kept no longer."""
+        if event.whole:
+            await self._schedule.forget(Scope(event.workspace, event.observer, event.observed))
 
     async def tick(self) -> int:
         """Publish a DreamDue for every representation whose dream may start; how many."""

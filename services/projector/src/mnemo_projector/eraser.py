@@ -246,7 +246,7 @@ class Eraser:
         ]
         p = erasure.plan(t, stored, already)
         await self._remember(t.workspace, t.seq, p.messages, p.erased_observations)
-        await self._retract(t.workspace, t.event_id, p)
+        await self._retract(t, p)
         erased = await erase(self._nc, subjects.STREAM, p.secure - p.posted, secure=True)
         erased += await erase(self._nc, subjects.STREAM, p.plain, secure=False)
         erased += await erase(self._nc, subjects.STREAM, p.posted, secure=True)
@@ -276,8 +276,10 @@ class Eraser:
                 rows,
             )
 
-    async def _retract(self, ws: str, event_id: str, p: erasure.Plan) -> None:
-        """Tell the memory projection what goes; state again what had merged into it."""
+    async def _retract(self, t: erasure.Target, p: erasure.Plan) -> None:
+        """Tell the memory projection (and the dreamer's schedule) what goes; state again what
+        had merged into it."""
+        ws, event_id = t.workspace, t.event_id
         gone = p.erased_observations
         events: list[ObservationsErased | SummariesErased] = [
             ObservationsErased(
@@ -287,6 +289,7 @@ class Eraser:
                 observed=rep[1],
                 observation_ids=sorted(ids),
                 card=rep in p.cards,
+                whole=t.takes_whole(rep),
             )
             for i, (rep, ids) in enumerate(sorted(p.observations.items()))
         ]

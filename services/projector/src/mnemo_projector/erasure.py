@@ -96,6 +96,11 @@ class Target:
             return cls("peer", ws, seq, eid, peer_id=e.peer_id)
         return cls("workspace", ws, seq, eid)
 
+    def takes_whole(self, rep: Rep) -> bool:
+        """Whether the erasure takes representation ``rep`` itself (its peer's or workspace's),
+        not only some of its observations."""
+        return self.kind == "workspace" or (self.kind == "peer" and self.peer_id in rep)
+
     @property
     def name(self) -> str:
         """The erased entity's id."""
@@ -314,7 +319,7 @@ def late_retraction(e: Named) -> Event | None:
     if isinstance(e, PeerCardUpdated):
         return ObservationsErased(
             event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
-            card=True,
+            card=True, whole=True,
         )  # fmt: skip
     if isinstance(e, DreamDue):
         return DreamsErased(

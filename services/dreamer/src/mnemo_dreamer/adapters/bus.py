@@ -1,4 +1,5 @@
-"""The dreamer's consumers: explicit observations feed the schedule, DreamDue starts a dream."""
+"""The dreamer's consumers: explicit observations feed the schedule (an erased representation
+leaves it), DreamDue starts a dream."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from mnemo_runtime.work import DurablePull, decode_or_park, durable_batches, sta
 from mnemo_schema import subjects
 from mnemo_schema.dreams import DREAM_FILTER, DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE, DreamDue
 from mnemo_schema.envelope import utcnow
-from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.observations import ObservationsErased, ObservationWritten
 
 log = get_logger("mnemo.dreamer")
 LOCKED_RETRY_S = 5.0
@@ -49,12 +50,29 @@ async def consume_observations(
     fetched batch's observations of one representation in one step."""
     async for msgs in durable_batches(js, consumers(dreamer.settings)[0], stop, fetch=200):
         groups: dict[tuple[str, str, str], list[tuple[Msg, int, ObservationWritten]]] = {}
+        erased: dict[tuple[str, str, str], tuple[Msg, int, ObservationsErased]] = {}
         for m in msgs:
             event = await decode_or_park(m, dead)
+            seq = int(m.metadata.sequence.stream)
             if isinstance(event, ObservationWritten):
                 key = (event.workspace, event.observer, event.observed)
-                groups.setdefault(key, []).append((m, int(m.metadata.sequence.stream), event))
+                groups.setdefault(key, []).append((m, seq, event))
+            elif isinstance(event, ObservationsErased) and event.whole:
+                key = (event.workspace, event.observer, event.observed)
+                erased[key] = (m, seq, event)
+                # What the log held of it before goes with it (in log order).
+                groups[key] = [g for g in groups.get(key, []) if g[1] > seq]
         settled: set[int] = set()
+        for key, (m, seq, gone) in erased.items():
+            try:
+                await dreamer.erased(gone)
+            except Exception as err:
+                # Tried again later, and what followed it of the representation with it, so
+                # that the schedule still sees them in log order.
+                log.warning("dreamer.forget_retry_later", error=repr(err))
+                for later, at in [(m, seq), *((g[0], g[1]) for g in groups.pop(key, []))]:
+                    settled.add(at)
+                    await later.nak(delay=FAILED_RETRY_S)
         for group in groups.values():
             try:
                 await dreamer.observed_many([(seq, e) for _, seq, e in group])

@@ -65,6 +65,10 @@ class PgSchedule:
             r = await cur.fetchone()
         return _row(r) if r is not None else Schedule(*_key(scope))  # type: ignore[arg-type]
 
+    async def forget(self, scope: Scope) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(f"DELETE FROM dream_schedule WHERE {_KEY}", _key(scope))
+
     async def ready(self, now: datetime) -> list[Schedule]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(
