@@ -307,3 +307,55 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_lea
         assert [e for _, e in await dream_log()][-1] == again
     finally:
         await infra.close()
+
+
+async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another_peers_message(
+    own_nats: str, fresh_database: str
+) -> None:
+    infra = await open_infra(own_nats, fresh_database, "eraser-test")
+    ws = "late-observer"
+    partition = subjects.partition_of(ws, infra.partitions)
+    eraser = Eraser(infra.nc, infra.js, infra.pool, partition=partition)
+    await eraser.setup()
+
+    async def publish(*events: Event) -> None:
+        for e in events:
+            await infra.js.publish(e.subject(), encode_event(e))
+
+    def seen(oid: str, observer: str) -> ObservationWritten:
+        # What ``observer`` concluded about ben from his message m-ben (which nobody erased).
+        return ObservationWritten(
+            workspace=ws, observation_id=oid, observer=observer, observed="ben",
+            session_id="s", level="explicit", content="Ben is a nurse.",
+            source_message_ids=["m-ben"], source_message_seqs=[3], observed_at=NOW,
+            origin="deriver",
+        )  # fmt: skip
+
+    async def logged() -> tuple[list[str], list[ObservationsErased]]:
+        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
+        events = [decode_event(s.data) for s in found]
+        kept = [e.observation_id for e in events if isinstance(e, ObservationWritten)]
+        return kept, [e for e in events if isinstance(e, ObservationsErased)]
+
+    try:
+        ben_said = MessagePosted(
+            workspace=ws, session_id="s", message_id="m-ben", peer_id="ben",
+            content="I am a nurse.", metadata={}, created_at=NOW, token_count=4,
+        )  # fmt: skip
+        await publish(
+            PeerCreated(workspace=ws, peer_id="ann", metadata={}),
+            PeerCreated(workspace=ws, peer_id="ben", metadata={}),
+            ben_said,
+            PeerDeleted(workspace=ws, peer_id="ann"),
+        )
+        await eraser.step()
+        # The deriver was still at work on ann's view of ben, and on ben's own.
+        await publish(seen("o-ann", "ann"), seen("o-ben", "ben"))
+        await eraser.step()
+        kept, retracted = await logged()
+        assert kept == ["o-ben"]
+        assert [(e.observer, e.observation_ids, e.whole) for e in retracted] == [
+            ("ann", ["o-ann"], True)
+        ]
+    finally:
+        await infra.close()

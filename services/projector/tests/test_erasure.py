@@ -228,6 +228,14 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     assert unqueued.due_event_ids == [due.event_id]
     assert late_retraction(done) is None
     assert late_retraction(line) is None
+    seen = ObservationWritten(
+        workspace=WS, observation_id="o", observer="bob", observed="alice", content="x",
+        source_message_ids=["m"], source_span="x",
+    )  # fmt: skip
+    assert named_by(seen) == ("peer", ["alice", "bob"])
+    gone = late_retraction(seen)
+    assert isinstance(gone, ObservationsErased)
+    assert (gone.observation_ids, gone.whole, gone.card) == (["o"], True, False)
     # Text is overwritten; ids and positions are only removed.
     assert [holds_text(e) for e in (card, due, done, line, counted)] == [
         True, True, False, False, False,

@@ -31,9 +31,10 @@ Work still in flight when an erasure runs (a derivation or summary of an erased 
 after it) is erased as it lands: the eraser also follows the observation and summary subjects,
 and an event citing an erased message or observation goes the same way. So does a stage's
 progress naming an erased peer, session or workspace (the stages' ``work`` subjects), and a
-dream's event or a card naming an erased peer, unless what it names was made again in between;
-a card or a dream that was due is retracted in the log (``ObservationsErased`` with the card,
-``DreamsErased``), so that the memory projection drops it.
+dream's event, a card or an observation naming an erased peer (of a representation of or by
+it), unless what it names was made again in between; an observation, a card or a dream that was
+due is retracted in the log (``ObservationsErased``, ``DreamsErased``), so that the memory
+projection drops it.
 """
 
 from __future__ import annotations
@@ -220,8 +221,14 @@ class Eraser:
             p = await self.carry_out(erasure.Target.of(s.seq, event))
             marked.add(event.workspace)
             return p.secure | p.plain
-        if isinstance(event, ObservationWritten | SummaryUpdated) and event.workspace in marked:
-            await self._late(s.seq, event)
+        # Late work can rest only on what an erasure took, in a workspace that has one.
+        cites = ObservationWritten | SummaryUpdated
+        if (
+            isinstance(event, cites)
+            and event.workspace in marked
+            and await self._late(s.seq, event)
+        ):
+            return {s.seq}
         if isinstance(event, erasure.Named) and event.workspace in marked:
             return await self._late_named(s.seq, event)
         return set()
@@ -330,14 +337,15 @@ class Eraser:
             cur = await conn.execute(f"DELETE FROM dead_letters WHERE {where}", args)
             return int(cur.rowcount or 0)
 
-    async def _late(self, seq: int, e: ObservationWritten | SummaryUpdated) -> None:
-        """An observation or summary landing after an erasure of what it rests on goes too."""
+    async def _late(self, seq: int, e: ObservationWritten | SummaryUpdated) -> bool:
+        """An observation or summary landing after an erasure of what it rests on goes too;
+        whether it went."""
         if isinstance(e, ObservationWritten):
             cited = [("m", m) for m in e.source_message_ids] + [("o", o) for o in e.premise_ids]
         else:
             cited = [("m", e.message_id)]
         if not cited or not await self._erased(e.workspace, cited):
-            return
+            return False
         if isinstance(e, ObservationWritten):
             at = await self._erasure_of(e.workspace, cited)
             await self._remember(e.workspace, at, [], [e.observation_id])
@@ -357,12 +365,13 @@ class Eraser:
             await self._publisher.publish([dropped])
         await erase(self._nc, subjects.STREAM, [seq], secure=True)
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
+        return True
 
     async def _late_named(self, seq: int, e: erasure.Named) -> set[int]:
-        """Progress, a dream's event or a card landing after the erasure of its peer, session or
-        workspace (work that was in flight) goes too, unless what it names was made again in
-        between. A card, or a dream that was due, is retracted first, for the memory projection
-        (``erasure.late_retraction``)."""
+        """Progress, a dream's event, a card or an observation landing after the erasure of its
+        peer, session or workspace (work that was in flight) goes too, unless what it names was
+        made again in between. An observation, a card, or a dream that was due is retracted
+        first, for the memory projection (``erasure.late_retraction``)."""
         kind, names = erasure.named_by(e)
         async with self._pool.connection() as conn:
             cur = await conn.execute(
@@ -378,6 +387,9 @@ class Eraser:
         between = await read_stored(self._js, subjects.STREAM, entities, after=after, before=seq)
         if erasure.made_again(kind, names, between):
             return set()
+        if isinstance(e, ObservationWritten):
+            # What rests on it, landing later still, goes the same way.
+            await self._remember(e.workspace, after, [], [e.observation_id])
         retraction = erasure.late_retraction(e)
         if retraction is not None:
             await self._publisher.publish([retraction])

@@ -15,8 +15,8 @@ holds its content or what was derived from it:
   provenance, so it goes whole; a card set through the API came from the caller and stays);
 - the stages' progress in what it deletes (a peer's representations' lines, a session's
   summarizer count) and a peer's dreams: positions and ids only, but named by the peer's or
-  session's id. Landing after the erasure (work in flight), they go too, and so does a card
-  of the peer's representations (``Named``).
+  session's id. Landing after the erasure (work in flight), they go too, and so do a card and
+  an observation of the peer's representations (``Named``).
 
 Events holding text are erased securely (their bytes overwritten); the others (memberships,
 dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids
@@ -299,9 +299,16 @@ def _observations(
 
 
 # Work in flight that names what it belongs to: progress a peer's representation line or a
-# session, a dream's events and a card a peer's representation. Landing after the erasure of
-# what it names (the work was under way), it goes too.
-Named = DerivationProgressed | SummarizationProgressed | DreamDue | DreamCompleted | PeerCardUpdated
+# session, a dream's events, a card and an observation a peer's representation. Landing after
+# the erasure of what it names (the work was under way), it goes too.
+Named = (
+    DerivationProgressed
+    | SummarizationProgressed
+    | DreamDue
+    | DreamCompleted
+    | PeerCardUpdated
+    | ObservationWritten
+)
 
 
 def named_by(e: Named) -> tuple[Kind, list[str]]:
@@ -313,9 +320,15 @@ def named_by(e: Named) -> tuple[Kind, list[str]]:
 
 def late_retraction(e: Named) -> Event | None:
     """What the memory projection must be told when late ``e`` is erased, having maybe applied
-    it: a card goes from its table, a dream that was due from the queue (the dreamer skips the
+    it: an observation or a card goes from its tables (and the representation from the dream
+    schedule, which counted it), a dream that was due from the queue (the dreamer skips the
     erased event, so no ``DreamCompleted`` would close it)."""
     eid = f"{e.event_id}.erased"
+    if isinstance(e, ObservationWritten):
+        return ObservationsErased(
+            event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
+            observation_ids=[e.observation_id], whole=True,
+        )  # fmt: skip
     if isinstance(e, PeerCardUpdated):
         return ObservationsErased(
             event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
