@@ -28,7 +28,12 @@ from mnemo_schema.events import (
     decode_event,
     encode_event,
 )
-from mnemo_schema.observations import ObservationsErased, ObservationWritten, PeerCardUpdated
+from mnemo_schema.observations import (
+    ObservationDeleted,
+    ObservationsErased,
+    ObservationWritten,
+    PeerCardUpdated,
+)
 from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import neighbour
@@ -349,11 +354,18 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
             PeerDeleted(workspace=ws, peer_id="ann"),
         )
         await eraser.step()
-        # The deriver was still at work on ann's view of ben, and on ben's own.
-        await publish(seen("o-ann", "ann"), seen("o-ben", "ben"))
+        # The deriver was still at work on ann's view of ben, and on ben's own; the dreamer
+        # dropped one of ann's beliefs, saying why.
+        dropped = ObservationDeleted(
+            workspace=ws, observation_id="o-old", observer="ann", observed="ben",
+            reason="Superseded: Ben is a nurse.",
+        )  # fmt: skip
+        await publish(seen("o-ann", "ann"), seen("o-ben", "ben"), dropped)
         await eraser.step()
         kept, retracted = await logged()
         assert kept == ["o-ben"]
+        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
+        assert not any(isinstance(decode_event(s.data), ObservationDeleted) for s in found)
         assert [(e.observer, e.observation_ids, e.whole) for e in retracted] == [
             ("ann", ["o-ann"], True)
         ]

@@ -233,6 +233,14 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
         source_message_ids=["m"], source_span="x",
     )  # fmt: skip
     assert named_by(seen) == ("peer", ["alice", "bob"])
+    dropped_seen = ObservationDeleted(
+        workspace=WS, observation_id="o", observer="bob", observed="bob", reason="x"
+    )
+    assert named_by(dropped_seen) == ("peer", ["bob"])
+    # Its observation's rows went with the erasure: nothing more to retract; its reason may
+    # quote the observation, so it is overwritten.
+    assert late_retraction(dropped_seen) is None
+    assert holds_text(dropped_seen)
     gone = late_retraction(seen)
     assert isinstance(gone, ObservationsErased)
     assert (gone.observation_ids, gone.whole, gone.card) == (["o"], True, False)

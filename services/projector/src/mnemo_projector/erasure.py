@@ -299,8 +299,9 @@ def _observations(
 
 
 # Work in flight that names what it belongs to: progress a peer's representation line or a
-# session, a dream's events, a card and an observation a peer's representation. Landing after
-# the erasure of what it names (the work was under way), it goes too.
+# session, a dream's events, a card, an observation and its deletion (whose reason may quote
+# it) a peer's representation. Landing after the erasure of what it names (the work was under
+# way), it goes too.
 Named = (
     DerivationProgressed
     | SummarizationProgressed
@@ -308,6 +309,7 @@ Named = (
     | DreamCompleted
     | PeerCardUpdated
     | ObservationWritten
+    | ObservationDeleted
 )
 
 
