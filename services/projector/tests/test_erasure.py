@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mnemo_projector.erasure import (
+    Recorded,
     Target,
     holds_text,
     late_retraction,
@@ -272,3 +273,23 @@ def test_a_peer_or_workspace_erasure_takes_its_representations_whole():
     session = Target.of(5, SessionDeleted(workspace=WS, session_id="s"))
     assert not message.takes_whole(("alice", "alice"))
     assert not session.takes_whole(("alice", "alice"))
+
+
+def test_named_work_is_covered_by_the_newest_erasure_before_it_of_what_it_names():
+    recorded = Recorded()
+    recorded.add(WS, "peer", "alice", 10)
+    recorded.add(WS, "peer", "alice", 30)
+    recorded.add(WS, "session", "s", 20)
+    recorded.add("other", "workspace", "other", 5)
+    line = DerivationProgressed(workspace=WS, observer="bob", observed="alice", done_seq=4)
+    counted = SummarizationProgressed(workspace=WS, session_id="s", done_seq=4)
+    assert recorded.last_before(line, 5) is None
+    assert recorded.last_before(line, 25) == 10
+    assert recorded.last_before(line, 31) == 30
+    assert recorded.last_before(counted, 25) == 20
+    bob = DerivationProgressed(workspace=WS, observer="bob", observed="bob", done_seq=4)
+    assert recorded.last_before(bob, 100) is None  # another workspace's erasure: not his
+    recorded.add(WS, "workspace", WS, 40)
+    assert recorded.last_before(bob, 100) == 40
+    recorded.add(WS, "peer", "alice", 10)  # recorded again (a step that re-reads it): once
+    assert recorded.at[(WS, "peer", "alice")] == [10, 30]

@@ -175,21 +175,23 @@ class Eraser:
         # Late work can only rest on what a workspace with recorded erasures lost: one read
         # for the whole step, not one for each observation (an erasure the step carries out
         # marks its workspace as it goes).
-        marked = await self._with_erasures(
+        marked, recorded = await self._with_erasures(
             {w for s in stored if (w := subjects.workspace_of_subject(s.subject)) is not None}
         )
         for n, s in enumerate(stored, 1):
             if s.seq not in gone:
-                gone |= await self._one(s, marked)
+                gone |= await self._one(s, marked, recorded)
             if n % ADVANCE_EVERY == 0:
                 await self._advance(s.seq)
         await self._advance(int(last))
         return len(stored)
 
-    async def _with_erasures(self, workspaces: set[str]) -> set[str]:
-        """Of ``workspaces``, those with any erasure or erased id recorded."""
+    async def _with_erasures(self, workspaces: set[str]) -> tuple[set[str], erasure.Recorded]:
+        """Of ``workspaces``, those with any erasure or erased id recorded, and their erasures
+        of peers, sessions and workspaces (few: a message's erasure records its ids instead)."""
+        recorded = erasure.Recorded()
         if not workspaces:
-            return set()
+            return set(), recorded
         async with self._pool.connection() as conn:
             cur = await conn.execute(
                 "SELECT w AS workspace FROM unnest(%s::text[]) AS w"
@@ -198,7 +200,17 @@ class Eraser:
                 (sorted(workspaces),),
             )
             rows: list[Any] = await cur.fetchall()
-            return {str(r["workspace"]) for r in rows}
+            marked = {str(r["workspace"]) for r in rows}
+            if marked:
+                cur = await conn.execute(
+                    "SELECT workspace, kind, target, seq FROM erasures"
+                    " WHERE workspace = ANY(%s) AND kind <> 'message'",
+                    (sorted(marked),),
+                )
+                named: list[Any] = await cur.fetchall()
+                for r in named:
+                    recorded.add(r["workspace"], r["kind"], r["target"], int(r["seq"]))
+        return marked, recorded
 
     async def _advance(self, seq: int) -> None:
         async with self._pool.connection() as conn:
@@ -209,17 +221,20 @@ class Eraser:
             )
         self.applied = max(self.applied, seq)
 
-    async def _one(self, s: Stored, marked: set[str]) -> set[int]:
+    async def _one(self, s: Stored, marked: set[str], recorded: erasure.Recorded) -> set[int]:
         """Handle one followed event; the sequences it erased. ``marked``: the workspaces with
         erasures recorded (late work elsewhere rests on nothing erased), which an erasure
-        carried out here joins."""
+        carried out here joins; ``recorded``: their erasures of named things, which it joins
+        too."""
         try:
             event = decode_event(s.data)
         except ValidationError:
             return set()
         if isinstance(event, MessageDeleted | SessionDeleted | PeerDeleted | WorkspaceDeleted):
-            p = await self.carry_out(erasure.Target.of(s.seq, event))
+            t = erasure.Target.of(s.seq, event)
+            p = await self.carry_out(t)
             marked.add(event.workspace)
+            recorded.add(t.workspace, t.kind, t.name, t.seq)
             return p.secure | p.plain
         # Late work can rest only on what an erasure took, in a workspace that has one.
         cites = ObservationWritten | SummaryUpdated
@@ -230,7 +245,9 @@ class Eraser:
         ):
             return {s.seq}
         if isinstance(event, erasure.Named) and event.workspace in marked:
-            return await self._late_named(s.seq, event)
+            after = recorded.last_before(event, s.seq)
+            if after is not None:
+                return await self._late_named(s.seq, event, after)
         return set()
 
     async def carry_out(self, t: erasure.Target) -> erasure.Plan:
@@ -367,23 +384,14 @@ class Eraser:
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
         return True
 
-    async def _late_named(self, seq: int, e: erasure.Named) -> set[int]:
+    async def _late_named(self, seq: int, e: erasure.Named, after: int) -> set[int]:
         """Progress, a dream's event, a card or an observation landing after the erasure of its
         peer, session or workspace (work that was in flight) goes too, unless what it names was
-        made again in between. An observation, a card, or a dream that was due is retracted
-        first, for the memory projection (``erasure.late_retraction``)."""
+        made again in between (after the erasure at ``after``). An observation, a card, or a dream
+        that was due is retracted first, for the memory projection
+        (``erasure.late_retraction``)."""
         kind, names = erasure.named_by(e)
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT max(seq) AS seq FROM erasures WHERE workspace = %s AND seq < %s"
-                " AND (kind = 'workspace' OR (kind = %s AND target = ANY(%s)))",
-                (e.workspace, seq, kind, names),
-            )
-            row: Any = await cur.fetchone()
-        if row is None or row["seq"] is None:
-            return set()
         entities = subjects.workspace_entities(e.workspace)
-        after = int(row["seq"])
         between = await read_stored(self._js, subjects.STREAM, entities, after=after, before=seq)
         if erasure.made_again(kind, names, between):
             return set()

@@ -349,6 +349,32 @@ def holds_text(e: Event) -> bool:
     return not isinstance(e, _CONTENT_FREE)
 
 
+@dataclass
+class Recorded:
+    """The erasures of peers, sessions and workspaces recorded in some workspaces, as one step
+    of the eraser knows them: which ``Named`` work landing later they cover is looked up here,
+    not asked of the database for each event."""
+
+    # (workspace, kind, target) -> the positions of its erasures, ascending.
+    at: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+
+    def add(self, workspace: str, kind: str, target: str, seq: int) -> None:
+        """Record an erasure at ``seq`` (``target``: the erased id; a workspace's own for a
+        workspace)."""
+        seqs = self.at.setdefault((workspace, kind, target), [])
+        if seq not in seqs:
+            seqs.append(seq)
+            seqs.sort()
+
+    def last_before(self, e: Named, seq: int) -> int | None:
+        """The newest erasure before ``seq`` that covers what ``e`` names, if any."""
+        kind, names = named_by(e)
+        keys = [(e.workspace, "workspace", e.workspace)]
+        keys += [(e.workspace, kind, n) for n in names]
+        found = [at for k in keys for at in self.at.get(k, ()) if at < seq]
+        return max(found) if found else None
+
+
 def made_again(kind: Kind, names: Iterable[str], events: Iterable[Stored]) -> bool:
     """Whether ``events`` (the workspace's entity events between an erasure and ``Named`` work
     that landed after it) create anew the workspace or one of ``names`` (a peer or a session):
