@@ -351,23 +351,28 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
             PeerCreated(workspace=ws, peer_id="ben", metadata={}),
             ben_said,
+            _message(ws, "m-ann"),
             PeerDeleted(workspace=ws, peer_id="ann"),
         )
         await eraser.step()
-        # The deriver was still at work on ann's view of ben, and on ben's own; the dreamer
-        # dropped one of ann's beliefs, saying why.
+        # The deriver was still at work on ann's view of ben, on ann's own (citing her erased
+        # message) and on ben's own; the dreamer dropped one of ann's beliefs, saying why.
         dropped = ObservationDeleted(
             workspace=ws, observation_id="o-old", observer="ann", observed="ben",
             reason="Superseded: Ben is a nurse.",
         )  # fmt: skip
-        await publish(seen("o-ann", "ann"), seen("o-ben", "ben"), dropped)
+        own = _observation(ws, "o-ann-own", "m-ann")
+        await publish(seen("o-ann", "ann"), own, seen("o-ben", "ben"), dropped)
         await eraser.step()
         kept, retracted = await logged()
         assert kept == ["o-ben"]
         found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
         assert not any(isinstance(decode_event(s.data), ObservationDeleted) for s in found)
+        # Both of ann's retractions say her representations went whole (the dreamer's
+        # schedule forgets them, though it may have counted the observations meanwhile).
         assert [(e.observer, e.observation_ids, e.whole) for e in retracted] == [
-            ("ann", ["o-ann"], True)
+            ("ann", ["o-ann"], True),
+            ("ann", ["o-ann-own"], True),
         ]
     finally:
         await infra.close()

@@ -236,7 +236,13 @@ class Eraser:
             marked.add(event.workspace)
             recorded.add(t.workspace, t.kind, t.name, t.seq)
             return p.secure | p.plain
-        # Late work can rest only on what an erasure took, in a workspace that has one.
+        # Late work can rest only on what an erasure took, in a workspace that has one. Work
+        # of an erased representation goes whole first (its retraction says so), whatever it
+        # cites; then what cites an erased message or observation.
+        if isinstance(event, erasure.Named) and event.workspace in marked:
+            after = recorded.last_before(event, s.seq)
+            if after is not None and (gone := await self._late_named(s.seq, event, after)):
+                return gone
         cites = ObservationWritten | SummaryUpdated
         if (
             isinstance(event, cites)
@@ -244,10 +250,6 @@ class Eraser:
             and await self._late(s.seq, event)
         ):
             return {s.seq}
-        if isinstance(event, erasure.Named) and event.workspace in marked:
-            after = recorded.last_before(event, s.seq)
-            if after is not None:
-                return await self._late_named(s.seq, event, after)
         return set()
 
     async def carry_out(self, t: erasure.Target) -> erasure.Plan:
