@@ -29,9 +29,14 @@ WS = "dream-erased"
 
 def _explicit(n: int, peer: str) -> ObservationWritten:
     return ObservationWritten(
-        workspace=WS, observation_id=f"o-{peer}-{n}", observer=peer, observed=peer,
-        content=f"{peer} said thing {n}", source_message_ids=[f"m{n}"], source_span="thing",
-    )  # fmt: skip
+        workspace=WS,
+        observation_id=f"o-{peer}-{n}",
+        observer=peer,
+        observed=peer,
+        content=f"{peer} said thing {n}",
+        source_message_ids=[f"m{n}"],
+        source_span="thing",
+    )
 
 
 def _erased(peer: str, *, whole: bool) -> ObservationsErased:
@@ -47,9 +52,12 @@ async def test_a_representation_erased_whole_leaves_the_schedule(
     settings = DreamerSettings(min_new_observations=3)
     schedule = PgSchedule(infra.pool, settings)
     dreamer = Dreamer(
-        settings, {}, PgMemory(infra.pool, RetrievalClient(infra.nc, None), infra.partitions),
-        EventPublisher(infra.js), schedule,
-    )  # fmt: skip
+        settings,
+        {},
+        PgMemory(infra.pool, RetrievalClient(infra.nc, None), infra.partitions),
+        EventPublisher(infra.js),
+        schedule,
+    )
     dead = DeadLetters(infra.js, infra.pool, "dreamer")
     await dead.ensure()
     stop = asyncio.Event()

@@ -230,9 +230,13 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_lea
 
     def due(peer: str) -> DreamDue:
         return DreamDue(
-            workspace=ws, observer=peer, observed=peer, reason="requested", due_at=NOW,
+            workspace=ws,
+            observer=peer,
+            observed=peer,
+            reason="requested",
+            due_at=NOW,
             session_id="s",
-        )  # fmt: skip
+        )
 
     async def units() -> list[tuple[str, str, bool]]:
         async with infra.pool.connection() as conn:
@@ -245,9 +249,12 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_lea
 
     def card(peer: str) -> PeerCardUpdated:
         return PeerCardUpdated(
-            workspace=ws, observer=peer, observed=peer, card=[f"{peer} is a nurse"],
+            workspace=ws,
+            observer=peer,
+            observed=peer,
+            card=[f"{peer} is a nurse"],
             origin="dreamer",
-        )  # fmt: skip
+        )
 
     async def cards() -> list[str]:
         async with infra.pool.connection() as conn:
@@ -330,11 +337,18 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
     def seen(oid: str, observer: str) -> ObservationWritten:
         # What ``observer`` concluded about ben from his message m-ben (which nobody erased).
         return ObservationWritten(
-            workspace=ws, observation_id=oid, observer=observer, observed="ben",
-            session_id="s", level="explicit", content="Ben is a nurse.",
-            source_message_ids=["m-ben"], source_message_seqs=[3], observed_at=NOW,
+            workspace=ws,
+            observation_id=oid,
+            observer=observer,
+            observed="ben",
+            session_id="s",
+            level="explicit",
+            content="Ben is a nurse.",
+            source_message_ids=["m-ben"],
+            source_message_seqs=[3],
+            observed_at=NOW,
             origin="deriver",
-        )  # fmt: skip
+        )
 
     async def logged() -> tuple[list[str], list[ObservationsErased]]:
         found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
@@ -344,9 +358,15 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
 
     try:
         ben_said = MessagePosted(
-            workspace=ws, session_id="s", message_id="m-ben", peer_id="ben",
-            content="I am a nurse.", metadata={}, created_at=NOW, token_count=4,
-        )  # fmt: skip
+            workspace=ws,
+            session_id="s",
+            message_id="m-ben",
+            peer_id="ben",
+            content="I am a nurse.",
+            metadata={},
+            created_at=NOW,
+            token_count=4,
+        )
         await publish(
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
             PeerCreated(workspace=ws, peer_id="ben", metadata={}),
@@ -358,9 +378,12 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
         # The deriver was still at work on ann's view of ben, on ann's own (citing her erased
         # message) and on ben's own; the dreamer dropped one of ann's beliefs, saying why.
         dropped = ObservationDeleted(
-            workspace=ws, observation_id="o-old", observer="ann", observed="ben",
+            workspace=ws,
+            observation_id="o-old",
+            observer="ann",
+            observed="ben",
             reason="Superseded: Ben is a nurse.",
-        )  # fmt: skip
+        )
         own = _observation(ws, "o-ann-own", "m-ann")
         await publish(seen("o-ann", "ann"), own, seen("o-ben", "ben"), dropped)
         await eraser.step()

@@ -117,12 +117,16 @@ async def test_a_representation_erased_whole_leaves_the_schedule(world) -> None:
     d = world.dreamer()
     await feed(d, 1, 3)
     # Some of its observations erased (a message's): it stays, and dreams.
-    await d.erased(ObservationsErased(workspace="ws", observer="alice", observed="alice",
-                                      observation_ids=["o1"]))  # fmt: skip
+    await d.erased(
+        ObservationsErased(
+            workspace="ws", observer="alice", observed="alice", observation_ids=["o1"]
+        )
+    )
     assert (await world.schedule.load(SCOPE)).explicit_count == 3
     # Erased with its peer: nothing of it is kept, and no dream is due.
-    await d.erased(ObservationsErased(workspace="ws", observer="alice", observed="alice",
-                                      whole=True))  # fmt: skip
+    await d.erased(
+        ObservationsErased(workspace="ws", observer="alice", observed="alice", whole=True)
+    )
     assert SCOPE not in world.schedule.rows
     world.clock.advance(3600)
     assert await d.tick() == 0

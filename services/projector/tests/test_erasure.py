@@ -211,9 +211,13 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     assert named_by(line) == ("peer", ["alice", "bob"])
     assert named_by(counted) == ("session", ["s"])
     due = DreamDue(
-        workspace=WS, observer="bob", observed="bob", reason="requested", due_at=NOW,
+        workspace=WS,
+        observer="bob",
+        observed="bob",
+        reason="requested",
+        due_at=NOW,
         session_id="s",
-    )  # fmt: skip
+    )
     done = DreamCompleted(workspace=WS, observer="bob", observed="alice", due_event_id="d")
     assert named_by(due) == ("peer", ["bob"])  # not the session it was asked in
     assert named_by(done) == ("peer", ["alice", "bob"])
@@ -230,9 +234,14 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     assert late_retraction(done) is None
     assert late_retraction(line) is None
     seen = ObservationWritten(
-        workspace=WS, observation_id="o", observer="bob", observed="alice", content="x",
-        source_message_ids=["m"], source_span="x",
-    )  # fmt: skip
+        workspace=WS,
+        observation_id="o",
+        observer="bob",
+        observed="alice",
+        content="x",
+        source_message_ids=["m"],
+        source_span="x",
+    )
     assert named_by(seen) == ("peer", ["alice", "bob"])
     dropped_seen = ObservationDeleted(
         workspace=WS, observation_id="o", observer="bob", observed="bob", reason="x"
@@ -247,8 +256,12 @@ def test_late_progress_names_what_would_erase_it_and_a_new_life_of_it_keeps_it()
     assert (gone.observation_ids, gone.whole, gone.card) == (["o"], True, False)
     # Text is overwritten; ids and positions are only removed.
     assert [holds_text(e) for e in (card, due, done, line, counted)] == [
-        True, True, False, False, False,
-    ]  # fmt: skip
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
     between = _log(
         [
             PeerCreated(workspace=WS, peer_id="carol", metadata={}),

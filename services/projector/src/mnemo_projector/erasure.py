@@ -328,19 +328,30 @@ def late_retraction(e: Named) -> Event | None:
     eid = f"{e.event_id}.erased"
     if isinstance(e, ObservationWritten):
         return ObservationsErased(
-            event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
-            observation_ids=[e.observation_id], whole=True,
-        )  # fmt: skip
+            event_id=eid,
+            workspace=e.workspace,
+            observer=e.observer,
+            observed=e.observed,
+            observation_ids=[e.observation_id],
+            whole=True,
+        )
     if isinstance(e, PeerCardUpdated):
         return ObservationsErased(
-            event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
-            card=True, whole=True,
-        )  # fmt: skip
+            event_id=eid,
+            workspace=e.workspace,
+            observer=e.observer,
+            observed=e.observed,
+            card=True,
+            whole=True,
+        )
     if isinstance(e, DreamDue):
         return DreamsErased(
-            event_id=eid, workspace=e.workspace, observer=e.observer, observed=e.observed,
+            event_id=eid,
+            workspace=e.workspace,
+            observer=e.observer,
+            observed=e.observed,
             due_event_ids=[e.event_id],
-        )  # fmt: skip
+        )
     return None
 
 
