@@ -12,13 +12,9 @@ from datetime import UTC, datetime
 
 from mnemo_projector.doorbell import Doorbell
 from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
-from mnemo_projector.memory import MemoryProjection
-from mnemo_runtime.embeddings import build_embedder
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.streams import read_stored
-from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema import subjects
-from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.events import (
     Event,
     MessageDeleted,
@@ -32,12 +28,10 @@ from mnemo_schema.observations import (
     ObservationDeleted,
     ObservationsErased,
     ObservationWritten,
-    PeerCardUpdated,
 )
 from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import neighbour
-from .retrieval_worlds import Logged
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -205,118 +199,6 @@ async def test_late_progress_of_an_erased_peer_goes_unless_the_peer_is_made_agai
         await publish(PeerCreated(workspace=ws, peer_id="ann", metadata={}), line("ann", "ann", 9))
         await eraser.step()
         assert await progress() == [("ben", "ben", 3), ("ben", "ben", 4), ("ann", "ann", 9)]
-    finally:
-        await infra.close()
-
-
-async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_leaves_no_unit(
-    own_nats: str, fresh_database: str
-) -> None:
-    infra = await open_infra(own_nats, fresh_database, "eraser-test")
-    ws = "late-dream"
-    partition = subjects.partition_of(ws, infra.partitions)
-    eraser = Eraser(infra.nc, infra.js, infra.pool, partition=partition)
-    await eraser.setup()
-    memory = MemoryProjection(build_embedder("fake"), PgVectorIndex(infra.pool), cited=Logged([]))
-    async with infra.pool.connection() as conn:
-        await memory.setup(conn)
-
-    async def publish(*events: Event) -> list[int]:
-        return [(await infra.js.publish(e.subject(), encode_event(e))).seq for e in events]
-
-    async def dream_log() -> list[tuple[int, Event]]:
-        found = await read_stored(infra.js, subjects.STREAM, subjects.dream_filter(partition))
-        return [(s.seq, decode_event(s.data)) for s in found]
-
-    def due(peer: str) -> DreamDue:
-        return DreamDue(
-            workspace=ws,
-            observer=peer,
-            observed=peer,
-            reason="requested",
-            due_at=NOW,
-            session_id="s",
-        )
-
-    async def units() -> list[tuple[str, str, bool]]:
-        async with infra.pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT observer, due_event_id, completed_seq IS NOT NULL AS done FROM dreams"
-                " WHERE workspace = %s ORDER BY due_seq",
-                (ws,),
-            )
-            return [(r["observer"], r["due_event_id"], r["done"]) for r in await cur.fetchall()]
-
-    def card(peer: str) -> PeerCardUpdated:
-        return PeerCardUpdated(
-            workspace=ws,
-            observer=peer,
-            observed=peer,
-            card=[f"{peer} is a nurse"],
-            origin="dreamer",
-        )
-
-    async def cards() -> list[str]:
-        async with infra.pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT observer FROM peer_cards WHERE workspace = %s ORDER BY 1", (ws,)
-            )
-            return [r["observer"] for r in await cur.fetchall()]
-
-    async def texts() -> list[PeerCardUpdated]:
-        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
-        return [e for s in found if isinstance(e := decode_event(s.data), PeerCardUpdated)]
-
-    try:
-        await publish(
-            PeerCreated(workspace=ws, peer_id="ann", metadata={}),
-            PeerCreated(workspace=ws, peer_id="ben", metadata={}),
-            _observation(ws, "o-ann", "m1"),
-            PeerDeleted(workspace=ws, peer_id="ann"),
-        )
-        await eraser.step()
-        # Her representation went whole (the dreamer's schedule forgets it too).
-        found = await read_stored(infra.js, subjects.STREAM, subjects.observation_filter(partition))
-        [whole] = [e for s in found if isinstance(e := decode_event(s.data), ObservationsErased)]
-        assert (whole.observer, whole.observation_ids, whole.whole) == ("ann", ["o-ann"], True)
-        # Ann's dream was scheduled while her erasure ran, and the dreamer finished an earlier
-        # one of hers after it, drawing her card. Ben's dream and card are his own.
-        late, kept = due("ann"), due("ben")
-        finished = DreamCompleted(workspace=ws, observer="ann", observed="ann", due_event_id="d0")
-        drawn, own = card("ann"), card("ben")
-        at = await publish(late, finished, kept, drawn, own)
-        # The memory projection had applied ann's late DreamDue and card before the eraser
-        # reached them.
-        async with infra.pool.connection() as conn, conn.transaction():
-            await memory.apply(conn, [(at[0], late), (at[3], drawn), (at[4], own)])
-        assert await cards() == ["ann", "ben"]
-        await eraser.step()
-        assert await texts() == [own]
-
-        logged = await dream_log()
-        assert logged[0][1] == kept
-        retraction = logged[1][1]
-        assert isinstance(retraction, DreamsErased)
-        assert retraction.due_event_ids == [late.event_id]
-        assert len(logged) == 2  # ann's DreamDue and DreamCompleted are gone from the log
-        retracted = await read_stored(
-            infra.js, subjects.STREAM, subjects.observation_filter(partition), after=at[-1]
-        )
-        async with infra.pool.connection() as conn, conn.transaction():
-            await memory.apply(conn, [s for s in logged if s[0] > at[0]])
-            await memory.apply(conn, [(s.seq, decode_event(s.data)) for s in retracted])
-        # Ann's unit goes with the retraction: nothing waits on a dream that will not run.
-        assert await units() == [("ben", kept.event_id, False)]
-        assert await cards() == ["ben"]
-        # The step that reads its own two retractions has nothing more to do.
-        assert await eraser.step() == 2
-        assert len(await dream_log()) == 2
-
-        # A new peer of the same name dreams, and its dream stays.
-        again = due("ann")
-        await publish(PeerCreated(workspace=ws, peer_id="ann", metadata={}), again)
-        await eraser.step()
-        assert [e for _, e in await dream_log()][-1] == again
     finally:
         await infra.close()
 

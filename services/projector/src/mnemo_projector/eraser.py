@@ -48,8 +48,9 @@ from nats.js import JetStreamContext
 from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 
-from mnemo_projector import erasure
+from mnemo_projector import erasure, late
 from mnemo_projector.doorbell import Doorbell, ring_when, wait
+from mnemo_projector.late_work import LateWork
 from mnemo_projector.positions import ensure_position, read_position
 from mnemo_runtime import direct
 from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
@@ -63,8 +64,8 @@ from mnemo_schema.events import (
     WorkspaceDeleted,
     decode_event,
 )
-from mnemo_schema.observations import ObservationsErased, ObservationWritten
-from mnemo_schema.summaries import SummariesErased, SummaryUpdated
+from mnemo_schema.observations import ObservationsErased
+from mnemo_schema.summaries import SummariesErased
 
 log = get_logger("mnemo.projector.eraser")
 
@@ -116,6 +117,7 @@ class Eraser:
         self._idle = idle_s
         self._doorbell = doorbell
         self._publisher = EventPublisher(js)
+        self._late = LateWork(nc, js, pool, self._publisher, self._remember)
         self.applied = 0
 
     async def setup(self) -> None:
@@ -175,7 +177,7 @@ class Eraser:
         # Late work can only rest on what a workspace with recorded erasures lost: one read
         # for the whole step, not one for each observation (an erasure the step carries out
         # marks its workspace as it goes).
-        marked, recorded = await self._with_erasures(
+        marked, recorded = await self._late.marks(
             {w for s in stored if (w := subjects.workspace_of_subject(s.subject)) is not None}
         )
         for n, s in enumerate(stored, 1):
@@ -186,32 +188,6 @@ class Eraser:
         await self._advance(int(last))
         return len(stored)
 
-    async def _with_erasures(self, workspaces: set[str]) -> tuple[set[str], erasure.Recorded]:
-        """Of ``workspaces``, those with any erasure or erased id recorded, and their erasures
-        of peers, sessions and workspaces (few: a message's erasure records its ids instead)."""
-        recorded = erasure.Recorded()
-        if not workspaces:
-            return set(), recorded
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT w AS workspace FROM unnest(%s::text[]) AS w"
-                " WHERE EXISTS (SELECT 1 FROM erased_ids e WHERE e.workspace = w)"
-                " OR EXISTS (SELECT 1 FROM erasures e WHERE e.workspace = w)",
-                (sorted(workspaces),),
-            )
-            rows: list[Any] = await cur.fetchall()
-            marked = {str(r["workspace"]) for r in rows}
-            if marked:
-                cur = await conn.execute(
-                    "SELECT workspace, kind, target, seq FROM erasures"
-                    " WHERE workspace = ANY(%s) AND kind <> 'message'",
-                    (sorted(marked),),
-                )
-                named: list[Any] = await cur.fetchall()
-                for r in named:
-                    recorded.add(r["workspace"], r["kind"], r["target"], int(r["seq"]))
-        return marked, recorded
-
     async def _advance(self, seq: int) -> None:
         async with self._pool.connection() as conn:
             await conn.execute(
@@ -221,7 +197,7 @@ class Eraser:
             )
         self.applied = max(self.applied, seq)
 
-    async def _one(self, s: Stored, marked: set[str], recorded: erasure.Recorded) -> set[int]:
+    async def _one(self, s: Stored, marked: set[str], recorded: late.Recorded) -> set[int]:
         """Handle one followed event; the sequences it erased. ``marked``: the workspaces with
         erasures recorded (late work elsewhere rests on nothing erased), which an erasure
         carried out here joins; ``recorded``: their erasures of named things, which it joins
@@ -236,21 +212,7 @@ class Eraser:
             marked.add(event.workspace)
             recorded.add(t.workspace, t.kind, t.name, t.seq)
             return p.secure | p.plain
-        # Late work can rest only on what an erasure took, in a workspace that has one. Work
-        # of an erased representation goes whole first (its retraction says so), whatever it
-        # cites; then what cites an erased message or observation.
-        if isinstance(event, erasure.Named) and event.workspace in marked:
-            after = recorded.last_before(event, s.seq)
-            if after is not None and (gone := await self._late_named(s.seq, event, after)):
-                return gone
-        cites = ObservationWritten | SummaryUpdated
-        if (
-            isinstance(event, cites)
-            and event.workspace in marked
-            and await self._late(s.seq, event)
-        ):
-            return {s.seq}
-        return set()
+        return await self._late.handle(s.seq, event, marked, recorded)
 
     async def carry_out(self, t: erasure.Target) -> erasure.Plan:
         """Erase what ``t`` covers (again, if an earlier run was interrupted)."""
@@ -355,72 +317,3 @@ class Eraser:
         async with self._pool.connection() as conn:
             cur = await conn.execute(f"DELETE FROM dead_letters WHERE {where}", args)
             return int(cur.rowcount or 0)
-
-    async def _late(self, seq: int, e: ObservationWritten | SummaryUpdated) -> bool:
-        """An observation or summary landing after an erasure of what it rests on goes too;
-        whether it went."""
-        if isinstance(e, ObservationWritten):
-            cited = [("m", m) for m in e.source_message_ids] + [("o", o) for o in e.premise_ids]
-        else:
-            cited = [("m", e.message_id)]
-        if not cited or not await self._erased(e.workspace, cited):
-            return False
-        if isinstance(e, ObservationWritten):
-            at = await self._erasure_of(e.workspace, cited)
-            await self._remember(e.workspace, at, [], [e.observation_id])
-            erased = ObservationsErased(
-                event_id=f"{e.event_id}.erased",
-                workspace=e.workspace,
-                observer=e.observer,
-                observed=e.observed,
-                observation_ids=[e.observation_id],
-            )
-            await self._publisher.publish([erased])
-        else:
-            dropped = SummariesErased(
-                event_id=f"{e.event_id}.erased", workspace=e.workspace, session_id=e.session_id,
-                summary_seqs=[seq],
-            )  # fmt: skip
-            await self._publisher.publish([dropped])
-        await erase(self._nc, subjects.STREAM, [seq], secure=True)
-        log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
-        return True
-
-    async def _late_named(self, seq: int, e: erasure.Named, after: int) -> set[int]:
-        """Progress, a dream's event, a card or an observation landing after the erasure of its
-        peer, session or workspace (work that was in flight) goes too, unless what it names was
-        made again in between (after the erasure at ``after``). An observation, a card, or a dream
-        that was due is retracted first, for the memory projection
-        (``erasure.late_retraction``)."""
-        kind, names = erasure.named_by(e)
-        entities = subjects.workspace_entities(e.workspace)
-        between = await read_stored(self._js, subjects.STREAM, entities, after=after, before=seq)
-        if erasure.made_again(kind, names, between):
-            return set()
-        if isinstance(e, ObservationWritten):
-            # What rests on it, landing later still, goes the same way.
-            await self._remember(e.workspace, after, [], [e.observation_id])
-        retraction = erasure.late_retraction(e)
-        if retraction is not None:
-            await self._publisher.publish([retraction])
-        await erase(self._nc, subjects.STREAM, [seq], secure=erasure.holds_text(e))
-        log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
-        return {seq}
-
-    async def _erased(self, ws: str, cited: list[tuple[str, str]]) -> bool:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT 1 FROM erased_ids WHERE workspace = %s AND (kind, id) IN"
-                ' (SELECT * FROM unnest(%s::"char"[], %s::text[])) LIMIT 1',
-                (ws, [k for k, _ in cited], [i for _, i in cited]),
-            )
-            return await cur.fetchone() is not None
-
-    async def _erasure_of(self, ws: str, cited: list[tuple[str, str]]) -> int:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT max(seq) AS seq FROM erased_ids WHERE workspace = %s AND id = ANY(%s)",
-                (ws, [i for _, i in cited]),
-            )
-            row: Any = await cur.fetchone()
-            return int(row["seq"] or 0)

@@ -16,7 +16,7 @@ holds its content or what was derived from it:
 - the stages' progress in what it deletes (a peer's representations' lines, a session's
   summarizer count) and a peer's dreams: positions and ids only, but named by the peer's or
   session's id. Landing after the erasure (work in flight), they go too, and so do a card and
-  an observation of the peer's representations (``Named``).
+  an observation of the peer's representations (see ``late``).
 
 Events holding text are erased securely (their bytes overwritten); the others (memberships,
 dream bookkeeping, progress) are only removed. The deletion event itself stays: it holds ids
@@ -48,7 +48,6 @@ from mnemo_schema.events import (
     SessionDeleted,
     SessionPeerConfigured,
     SessionUpdated,
-    WorkspaceCreated,
     WorkspaceDeleted,
     decode_event,
 )
@@ -158,7 +157,8 @@ class Plan:
         (self.secure if e is None or holds_text(e) else self.plain).add(s.seq)
 
 
-def _decoded(s: Stored) -> Event | None:
+def decoded(s: Stored) -> Event | None:
+    """The event ``s`` holds; None if it does not decode (as on a mangled subject)."""
     try:
         return decode_event(s.data)
     except ValidationError:
@@ -191,7 +191,7 @@ def plan(t: Target, stored: Iterable[Stored], already: Iterable[str] = ()) -> Pl
     """
     p = Plan()
     seen = sorted({s.seq: s for s in stored if s.seq < t.seq}.values(), key=lambda s: s.seq)
-    events = [(s, _decoded(s)) for s in seen]
+    events = [(s, decoded(s)) for s in seen]
     gone = set(already)
     p.messages |= gone
     first_in: dict[str, int] = {}  # session -> position of its first erased message
@@ -298,105 +298,6 @@ def _observations(
                 p.cards.add(rep)
 
 
-# Work in flight that names what it belongs to: progress a peer's representation line or a
-# session, a dream's events, a card, an observation and its deletion (whose reason may quote
-# it) a peer's representation. Landing after the erasure of what it names (the work was under
-# way), it goes too.
-Named = (
-    DerivationProgressed
-    | SummarizationProgressed
-    | DreamDue
-    | DreamCompleted
-    | PeerCardUpdated
-    | ObservationWritten
-    | ObservationDeleted
-)
-
-
-def named_by(e: Named) -> tuple[Kind, list[str]]:
-    """The kind of erasure that covers ``e`` landing after it, and the ids it names."""
-    if isinstance(e, SummarizationProgressed):
-        return "session", [e.session_id]
-    return "peer", sorted({e.observer, e.observed})
-
-
-def late_retraction(e: Named) -> Event | None:
-    """What the memory projection must be told when late ``e`` is erased, having maybe applied
-    it: an observation or a card goes from its tables (and the representation from the dream
-    schedule, which counted it), a dream that was due from the queue (the dreamer skips the
-    erased event, so no ``DreamCompleted`` would close it)."""
-    eid = f"{e.event_id}.erased"
-    if isinstance(e, ObservationWritten):
-        return ObservationsErased(
-            event_id=eid,
-            workspace=e.workspace,
-            observer=e.observer,
-            observed=e.observed,
-            observation_ids=[e.observation_id],
-            whole=True,
-        )
-    if isinstance(e, PeerCardUpdated):
-        return ObservationsErased(
-            event_id=eid,
-            workspace=e.workspace,
-            observer=e.observer,
-            observed=e.observed,
-            card=True,
-            whole=True,
-        )
-    if isinstance(e, DreamDue):
-        return DreamsErased(
-            event_id=eid,
-            workspace=e.workspace,
-            observer=e.observer,
-            observed=e.observed,
-            due_event_ids=[e.event_id],
-        )
-    return None
-
-
 def holds_text(e: Event) -> bool:
     """Whether ``e`` may hold text of the user's: erased securely (overwritten), not removed."""
     return not isinstance(e, _CONTENT_FREE)
-
-
-@dataclass
-class Recorded:
-    """The erasures of peers, sessions and workspaces recorded in some workspaces, as one step
-    of the eraser knows them: which ``Named`` work landing later they cover is looked up here,
-    not asked of the database for each event."""
-
-    # (workspace, kind, target) -> the positions of its erasures, ascending.
-    at: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
-
-    def add(self, workspace: str, kind: str, target: str, seq: int) -> None:
-        """Record an erasure at ``seq`` (``target``: the erased id; a workspace's own for a
-        workspace)."""
-        seqs = self.at.setdefault((workspace, kind, target), [])
-        if seq not in seqs:
-            seqs.append(seq)
-            seqs.sort()
-
-    def last_before(self, e: Named, seq: int) -> int | None:
-        """The newest erasure before ``seq`` that covers what ``e`` names, if any."""
-        kind, names = named_by(e)
-        keys = [(e.workspace, "workspace", e.workspace)]
-        keys += [(e.workspace, kind, n) for n in names]
-        found = [at for k in keys for at in self.at.get(k, ()) if at < seq]
-        return max(found) if found else None
-
-
-def made_again(kind: Kind, names: Iterable[str], events: Iterable[Stored]) -> bool:
-    """Whether ``events`` (the workspace's entity events between an erasure and ``Named`` work
-    that landed after it) create anew the workspace or one of ``names`` (a peer or a session):
-    the work is then of the new one, and stays."""
-    wanted = set(names)
-    for s in events:
-        e = _decoded(s)
-        if isinstance(e, WorkspaceCreated):
-            return True
-        if kind == "peer" and isinstance(e, PeerCreated) and e.peer_id in wanted:
-            return True
-        if kind == "session" and isinstance(e, SessionCreated) and e.session_id in wanted:
-            return True
-    return False
