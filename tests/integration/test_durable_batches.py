@@ -22,11 +22,19 @@ async def test_waiting_messages_come_in_one_batch_and_a_lone_one_alone(own_nats:
         batches = durable_batches(
             js, stage_consumer("batches.>", "stage", ack_wait=30), stop, fetch=256
         )
-        first = await asyncio.wait_for(batches.__anext__(), timeout=10)
         # The first fetch takes one; the consumer says more wait, and the second takes them.
-        assert [m.data for m in first] == [f"waiting {i}".encode() for i in range(5)]
-        for m in first:
-            await m.ack()
+        # The second waits 2 ms at most (a batch with nothing behind it costs nothing more): on
+        # a busy host what it asked for may arrive after it gave up, and the next batch takes
+        # it from the subscription, whole. Nothing is left for the bus to deliver again.
+        got: list[list[bytes]] = []
+        while sum(map(len, got)) < 5:
+            batch = await asyncio.wait_for(batches.__anext__(), timeout=10)
+            got.append([m.data for m in batch])
+            for m in batch:
+                await m.ack()
+        assert [d for b in got for d in b] == [f"waiting {i}".encode() for i in range(5)]
+        assert len(got) <= 2, got
+        assert got[-1] == [f"waiting {i}".encode() for i in range(5 - len(got[-1]), 5)]
         await js.publish("batches.a", b"alone")
         (alone,) = await asyncio.wait_for(batches.__anext__(), timeout=10)
         assert alone.data == b"alone" and alone.metadata.num_pending == 0
