@@ -4,8 +4,6 @@ Postgres)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from mnemo_projector.eraser import Eraser
 from mnemo_projector.memory import MemoryProjection
 from mnemo_runtime.embeddings import build_embedder
@@ -21,27 +19,10 @@ from mnemo_schema.events import (
     decode_event,
     encode_event,
 )
-from mnemo_schema.observations import ObservationsErased, ObservationWritten, PeerCardUpdated
+from mnemo_schema.observations import ObservationsErased, PeerCardUpdated
 
+from .late_events import NOW, observation
 from .retrieval_worlds import Logged
-
-NOW = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-def _observation(ws: str, oid: str, mid: str) -> ObservationWritten:
-    return ObservationWritten(
-        workspace=ws,
-        observation_id=oid,
-        observer="ann",
-        observed="ann",
-        session_id="s",
-        level="explicit",
-        content="Ann is a nurse.",
-        source_message_ids=[mid],
-        source_message_seqs=[1],
-        observed_at=NOW,
-        origin="deriver",
-    )
 
 
 async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_leaves_no_unit(
@@ -106,7 +87,7 @@ async def test_a_dream_of_an_erased_peer_landing_late_goes_with_its_card_and_lea
         await publish(
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
             PeerCreated(workspace=ws, peer_id="ben", metadata={}),
-            _observation(ws, "o-ann", "m1"),
+            observation(ws, "o-ann", "m1"),
             PeerDeleted(workspace=ws, peer_id="ann"),
         )
         await eraser.step()

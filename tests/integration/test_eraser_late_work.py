@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 
 from mnemo_projector.doorbell import Doorbell
 from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
@@ -32,23 +31,7 @@ from mnemo_schema.observations import (
 from mnemo_schema.progress import DerivationProgressed
 
 from .conftest import neighbour
-
-NOW = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-def _message(ws: str, mid: str) -> MessagePosted:
-    return MessagePosted(
-        workspace=ws, session_id="s", message_id=mid, peer_id="ann", content="I am a nurse.",
-        metadata={}, created_at=NOW, token_count=4,
-    )  # fmt: skip
-
-
-def _observation(ws: str, oid: str, mid: str) -> ObservationWritten:
-    return ObservationWritten(
-        workspace=ws, observation_id=oid, observer="ann", observed="ann", session_id="s",
-        level="explicit", content="Ann is a nurse.", source_message_ids=[mid],
-        source_message_seqs=[1], observed_at=NOW, origin="deriver",
-    )  # fmt: skip
+from .late_events import NOW, message, observation
 
 
 async def test_late_work_on_an_erased_message_goes_and_other_work_stays(
@@ -75,13 +58,11 @@ async def test_late_work_on_an_erased_message_goes_and_other_work_stays(
         return out
 
     try:
-        await publish(_message(erased_ws, "m1"), _message(other_ws, "m1"))
+        await publish(message(erased_ws, "m1"), message(other_ws, "m1"))
         await publish(MessageDeleted(workspace=erased_ws, session_id="s", message_id="m1"))
         await eraser.step()
         # Derivations of m1 in both workspaces land after the erasure, in one step.
-        await publish(
-            _observation(erased_ws, "o-late", "m1"), _observation(other_ws, "o-kept", "m1")
-        )
+        await publish(observation(erased_ws, "o-late", "m1"), observation(other_ws, "o-kept", "m1"))
         await eraser.step()
 
         assert set(await stored_observations()) == {"o-kept"}
@@ -100,7 +81,7 @@ async def test_late_work_on_an_erased_message_goes_and_other_work_stays(
         # An erasure and late work on it in one step: the erasure marks its workspace at once.
         await publish(
             MessageDeleted(workspace=other_ws, session_id="s", message_id="m1"),
-            _observation(other_ws, "o-later", "m1"),
+            observation(other_ws, "o-later", "m1"),
         )
         await eraser.step()
         assert set(await stored_observations()) == set()
@@ -119,8 +100,8 @@ async def test_an_idle_eraser_is_woken_by_a_deletion(own_nats: str, fresh_databa
         infra.nc, infra.js, infra.pool, partition=partition, idle_s=600, doorbell=doorbell
     )
     await eraser.setup()
-    message = _message(ws, "m1")
-    posted = (await infra.js.publish(message.subject(), encode_event(message))).seq
+    said = message(ws, "m1")
+    posted = (await infra.js.publish(said.subject(), encode_event(said))).seq
     stop = asyncio.Event()
     running = asyncio.create_task(eraser.run(stop))
 
@@ -183,7 +164,7 @@ async def test_late_progress_of_an_erased_peer_goes_unless_the_peer_is_made_agai
         await publish(
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
             PeerCreated(workspace=ws, peer_id="ben", metadata={}),
-            _message(ws, "m1"),
+            message(ws, "m1"),
             line("ann", "ann", 3),
             line("ben", "ben", 3),
         )
@@ -203,7 +184,7 @@ async def test_late_progress_of_an_erased_peer_goes_unless_the_peer_is_made_agai
         await infra.close()
 
 
-async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another_peers_message(
+async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another_peersmessage(
     own_nats: str, fresh_database: str
 ) -> None:
     infra = await open_infra(own_nats, fresh_database, "eraser-test")
@@ -253,7 +234,7 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
             PeerCreated(workspace=ws, peer_id="ann", metadata={}),
             PeerCreated(workspace=ws, peer_id="ben", metadata={}),
             ben_said,
-            _message(ws, "m-ann"),
+            message(ws, "m-ann"),
             PeerDeleted(workspace=ws, peer_id="ann"),
         )
         await eraser.step()
@@ -266,7 +247,7 @@ async def test_a_late_observation_by_an_erased_peer_goes_though_it_cites_another
             observed="ben",
             reason="Superseded: Ben is a nurse.",
         )
-        own = _observation(ws, "o-ann-own", "m-ann")
+        own = observation(ws, "o-ann-own", "m-ann")
         await publish(seen("o-ann", "ann"), own, seen("o-ben", "ben"), dropped)
         await eraser.step()
         kept, retracted = await logged()

@@ -53,22 +53,14 @@ def late_retraction(e: Named) -> Event | None:
     schedule, which counted it), a dream that was due from the queue (the dreamer skips the
     erased event, so no ``DreamCompleted`` would close it)."""
     eid = f"{e.event_id}.erased"
-    if isinstance(e, ObservationWritten):
+    if isinstance(e, ObservationWritten | PeerCardUpdated):
         return ObservationsErased(
             event_id=eid,
             workspace=e.workspace,
             observer=e.observer,
             observed=e.observed,
-            observation_ids=[e.observation_id],
-            whole=True,
-        )
-    if isinstance(e, PeerCardUpdated):
-        return ObservationsErased(
-            event_id=eid,
-            workspace=e.workspace,
-            observer=e.observer,
-            observed=e.observed,
-            card=True,
+            observation_ids=[e.observation_id] if isinstance(e, ObservationWritten) else [],
+            card=isinstance(e, PeerCardUpdated),
             whole=True,
         )
     if isinstance(e, DreamDue):
