@@ -108,9 +108,11 @@ class LateWork:
             await self._publisher.publish([erased])
         else:
             dropped = SummariesErased(
-                event_id=f"{e.event_id}.erased", workspace=e.workspace, session_id=e.session_id,
+                event_id=f"{e.event_id}.erased",
+                workspace=e.workspace,
+                session_id=e.session_id,
                 summary_seqs=[seq],
-            )  # fmt: skip
+            )
             await self._publisher.publish([dropped])
         await erase(self._nc, subjects.STREAM, [seq], secure=True)
         log.info("erasure.late_work_erased", workspace=e.workspace, seq=seq, type=e.type)
