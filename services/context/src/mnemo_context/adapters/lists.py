@@ -41,13 +41,16 @@ _WEIGHT = (
 def _terms(kind: str) -> str:
     """The query's terms with their IDF among the workspace's documents of ``kind`` (``m``
     passages, ``o`` observations), rarest first. Each term's document frequency is looked up on
-    its own (a lateral index probe), never by joining the workspace's whole vocabulary."""
+    its own (a lateral index probe), never by joining the workspace's whole vocabulary: the
+    LIMIT keeps the planner from flattening the probe into a hash of that vocabulary, which it
+    did for a workspace its statistics had not seen yet (1,000 to 10,000 terms hashed for the
+    few of a question)."""
     return f"""
 st_{kind} AS (SELECT docs::float8 AS n, length::float8 / greatest(docs, 1) AS avgdl
     FROM search_docs WHERE workspace = %(ws)s AND kind = '{kind}'::"char"),
 w_{kind} AS (SELECT q.term, ln(1 + (st.n - f.df + 0.5) / (f.df + 0.5)) AS idf
     FROM q CROSS JOIN st_{kind} st CROSS JOIN LATERAL (SELECT df FROM search_df
-        WHERE workspace = %(ws)s AND kind = '{kind}'::"char" AND term = q.term) AS f
+        WHERE workspace = %(ws)s AND kind = '{kind}'::"char" AND term = q.term LIMIT 1) AS f
     WHERE f.df > 0 ORDER BY idf DESC LIMIT {MAX_TERMS})"""
 
 
@@ -143,8 +146,9 @@ def lexical_passages(ask: PassageAsk) -> tuple[str, dict[str, Any]]:
     pre = ask.limit * (8 if ask.confine.messages else 2 if where else 1)
     sql = (
         f"{_terms('m')},{_top('m', owners, '%(pre_m)s')},"
-        f"\nlp AS (SELECT {PASSAGE_COLS}, t.score FROM top_m t JOIN message_passages p"
-        " ON p.workspace = %(ws)s AND p.message_id = t.doc AND p.passage = t.part"
+        f"\nlp AS (SELECT {PASSAGE_COLS}, t.score FROM top_m t CROSS JOIN LATERAL"
+        " (SELECT * FROM message_passages p1 WHERE p1.workspace = %(ws)s"
+        " AND p1.message_id = t.doc AND p1.passage = t.part LIMIT 1) p"
         f" WHERE true{where} ORDER BY t.score DESC, t.doc, t.part LIMIT %(limit)s),"
         f"{_cut('lp')}"
     )
@@ -174,9 +178,9 @@ def lexical_observations(ask: ObservationAsk) -> tuple[str, dict[str, Any]]:
     where, params = observations_where(ask.confine, ask.levels)
     sql = (
         f"{_terms('o')},{_top('o', '%(owners)s', '%(pre_o)s')},"
-        "\nol AS (SELECT t.doc AS id, t.score FROM top_o t JOIN observations o"
-        " ON o.workspace = %(ws)s AND o.id = t.doc AND o.deleted_at IS NULL"
-        f" WHERE true{where} ORDER BY t.score DESC, t.doc LIMIT %(o_limit)s)"
+        "\nol AS (SELECT t.doc AS id, t.score FROM top_o t CROSS JOIN LATERAL"
+        " (SELECT * FROM observations o1 WHERE o1.workspace = %(ws)s AND o1.id = t.doc LIMIT 1) o"
+        f" WHERE o.deleted_at IS NULL{where} ORDER BY t.score DESC, t.doc LIMIT %(o_limit)s)"
     )
     owners = [f"{s.observer} {s.observed}" for s in ask.scopes]
     return sql, {**params, "owners": owners, "pre_o": ask.limit * 2, "o_limit": ask.limit}
