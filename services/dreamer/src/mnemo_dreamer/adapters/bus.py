@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -29,6 +32,10 @@ FAILED_RETRY_S = 30.0
 
 # The schedule's consumer only counts observations: a short redelivery wait is enough.
 SCHEDULE_ACK_WAIT_S = 30.0
+# A schedule step that failed is tried again after this long, then twice as long each time, up
+# to the last.
+RETRY_FIRST_S = 0.5
+RETRY_MAX_S = 10.0
 
 
 def consumers(settings: DreamerSettings) -> list[ConsumerConfig]:
@@ -47,7 +54,13 @@ async def consume_observations(
     js: JetStreamContext, dreamer: Dreamer, stop: asyncio.Event, dead: DeadLetters
 ) -> None:
     """Count explicit observations per representation, in log order, until ``stop``: each
-    fetched batch's observations of one representation in one step."""
+    fetched batch's observations of one representation in one step.
+
+    The schedule is a projection of the log, so a step that fails is tried again in place
+    (``_settled``) and nothing after it is taken first: handed back to the bus for later, an
+    observation of a representation erased meanwhile would come back after its erasure and
+    count it again.
+    """
     async for msgs in durable_batches(js, consumers(dreamer.settings)[0], stop, fetch=200):
         groups: dict[tuple[str, str, str], list[tuple[Msg, int, ObservationWritten]]] = {}
         erased: dict[tuple[str, str, str], tuple[Msg, int, ObservationsErased]] = {}
@@ -62,34 +75,88 @@ async def consume_observations(
                 erased[key] = (m, seq, event)
                 # What the log held of it before goes with it (in log order).
                 groups[key] = [g for g in groups.get(key, []) if g[1] > seq]
-        settled: set[int] = set()
-        for key, (m, seq, gone) in erased.items():
-            try:
-                await dreamer.erased(gone)
-            except Exception as err:
-                # Tried again later, and what followed it of the representation with it, so
-                # that the schedule still sees them in log order.
-                log.warning("dreamer.forget_retry_later", error=repr(err))
-                for later, at in [(m, seq), *((g[0], g[1]) for g in groups.pop(key, []))]:
-                    settled.add(at)
-                    await later.nak(delay=FAILED_RETRY_S)
-        for group in groups.values():
-            try:
-                await dreamer.observed_many([(seq, e) for _, seq, e in group])
-            except Exception as err:
-                for m, seq, event in group:
-                    settled.add(seq)
-                    if transient(err) or int(m.metadata.num_delivered or 1) < (
-                        dreamer.settings.max_attempts
-                    ):
-                        log.warning("dreamer.count_retry_later", error=repr(err))
-                        await m.nak(delay=FAILED_RETRY_S)
-                    else:
+        steps: list[Step] = [
+            Step([(m, seq, gone)], partial(dreamer.erased, gone))
+            for m, seq, gone in erased.values()
+        ]
+        steps += [
+            Step(group, partial(dreamer.observed_many, [(seq, e) for _, seq, e in group]))
+            for group in groups.values()
+            if group
+        ]
+        kept = _Kept(msgs)
+        try:
+            for step in steps:
+                if not await _settled(step, dreamer.settings.max_attempts, stop, dead, kept):
+                    return  # stopping: what is unacknowledged comes back to the next process
+        finally:
+            kept.close()
+        for m in msgs:
+            if not m.is_acked:  # parked steps' messages are
+                await m.ack()
+
+
+@dataclass
+class Step:
+    """One step of the schedule: its messages (each with its stream position and event) and
+    what it does."""
+
+    msgs: list[tuple[Msg, int, Any]]
+    run: Callable[[], Awaitable[None]]
+
+
+class _Kept:
+    """A batch's messages kept in progress while a step is tried again, so that the bus does
+    not hand them to another consumer meanwhile."""
+
+    def __init__(self, msgs: list[Msg]) -> None:
+        self._msgs = msgs
+        self._task: asyncio.Task[None] | None = None
+
+    def hold(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._touch())
+
+    async def _touch(self) -> None:
+        while True:
+            for m in self._msgs:
+                with contextlib.suppress(Exception):
+                    await m.in_progress()
+            await asyncio.sleep(SCHEDULE_ACK_WAIT_S / 3)
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def _settled(
+    step: Step, max_attempts: int, stop: asyncio.Event, dead: DeadLetters, kept: _Kept
+) -> bool:
+    """Run ``step`` until it succeeds (the infrastructure failing: without limit, waiting longer
+    each time) or its work fails ``max_attempts`` times (its events are parked as dead letters
+    and acknowledged). False if ``stop`` came first."""
+    tries = failures = 0
+    delivered = max(int(m.metadata.num_delivered or 1) for m, _, _ in step.msgs)
+    while True:
+        try:
+            await step.run()
+            return True
+        except Exception as err:
+            tries += 1
+            if not transient(err):
+                failures += 1
+                if failures + delivered - 1 >= max_attempts:
+                    for m, seq, event in step.msgs:
                         await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event))
                         await m.ack()
-        for m in msgs:
-            if int(m.metadata.sequence.stream) not in settled:
-                await m.ack()
+                    return True
+            wait = min(RETRY_FIRST_S * 2 ** (tries - 1), RETRY_MAX_S)
+            log.warning("dreamer.schedule_retry", error=repr(err), in_s=wait)
+            kept.hold()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), wait)
+            if stop.is_set():
+                return False
 
 
 async def tick(dreamer: Dreamer, stop: asyncio.Event) -> None:
