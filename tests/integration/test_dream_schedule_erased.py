@@ -23,7 +23,7 @@ from mnemo_dreamer.adapters.schedule import PgSchedule
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import EventPublisher
-from mnemo_runtime.deadletters import DeadLetters
+from mnemo_runtime.deadletters import DeadLetters, Letter
 from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors.ports import Scope
@@ -93,9 +93,25 @@ class Running:
             return [r["reason"] for r in await cur.fetchall()]  # type: ignore[call-overload]
 
 
+class DeadLettersAway(DeadLetters):
+    """Dead letters whose first ``times`` parkings find Postgres away."""
+
+    times = 0
+
+    async def park(self, letter: Letter) -> int:
+        if self.times > 0:
+            self.times -= 1
+            raise psycopg.OperationalError("server closed")
+        return await super().park(letter)
+
+
 @asynccontextmanager
 async def running(
-    nats_url: str, database_url: str, settings: DreamerSettings, wrap: Any = None
+    nats_url: str,
+    database_url: str,
+    settings: DreamerSettings,
+    wrap: Any = None,
+    dead_away: int = 0,
 ) -> AsyncIterator[Running]:
     """The schedule's consumer over ``PgSchedule`` (seen through ``wrap``, if given)."""
     infra = await open_infra(nats_url, database_url, "dreamer-test")
@@ -107,7 +123,8 @@ async def running(
         EventPublisher(infra.js),
         wrap(schedule) if wrap is not None else schedule,
     )
-    dead = DeadLetters(infra.js, infra.pool, "dreamer")
+    dead = DeadLettersAway(infra.js, infra.pool, "dreamer")
+    dead.times = dead_away
     await dead.ensure()
     stop = asyncio.Event()
     task = asyncio.create_task(consume_observations(infra.js, dreamer, stop, dead))
@@ -197,7 +214,8 @@ async def test_a_count_that_keeps_failing_is_parked_and_the_rest_go_on(
         return Failing(inner, "ann", ValueError("no such count"), times=100)
 
     settings = DreamerSettings(min_new_observations=3, max_attempts=2)
-    async with running(own_nats, fresh_database, settings, wrap) as r:
+    # Postgres is away the first time the count is parked: it is parked when it is back.
+    async with running(own_nats, fresh_database, settings, wrap, dead_away=1) as r:
         last = await r.publish(_explicit(1, "ann"), _explicit(1, "ben"), _explicit(2, "ben"))
         assert await r.counted_through(last) == {"ben": 2}
         parked = await r.parked()

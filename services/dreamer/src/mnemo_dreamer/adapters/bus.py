@@ -61,39 +61,49 @@ async def consume_observations(
     observation of a representation erased meanwhile would come back after its erasure and
     count it again.
     """
-    async for msgs in durable_batches(js, consumers(dreamer.settings)[0], stop, fetch=200):
-        groups: dict[tuple[str, str, str], list[tuple[Msg, int, ObservationWritten]]] = {}
-        erased: dict[tuple[str, str, str], tuple[Msg, int, ObservationsErased]] = {}
-        for m in msgs:
-            event = await decode_or_park(m, dead)
-            seq = int(m.metadata.sequence.stream)
-            if isinstance(event, ObservationWritten):
-                key = (event.workspace, event.observer, event.observed)
-                groups.setdefault(key, []).append((m, seq, event))
-            elif isinstance(event, ObservationsErased) and event.whole:
-                key = (event.workspace, event.observer, event.observed)
-                erased[key] = (m, seq, event)
-                # What the log held of it before goes with it (in log order).
-                groups[key] = [g for g in groups.get(key, []) if g[1] > seq]
-        steps: list[Step] = [
-            Step([(m, seq, gone)], partial(dreamer.erased, gone))
-            for m, seq, gone in erased.values()
-        ]
-        steps += [
-            Step(group, partial(dreamer.observed_many, [(seq, e) for _, seq, e in group]))
-            for group in groups.values()
-            if group
-        ]
-        kept = _Kept(msgs)
-        try:
-            for step in steps:
-                if not await _settled(step, dreamer.settings.max_attempts, stop, dead, kept):
-                    return  # stopping: what is unacknowledged comes back to the next process
-        finally:
-            kept.close()
-        for m in msgs:
-            if not m.is_acked:  # parked steps' messages are
-                await m.ack()
+    batches = durable_batches(js, consumers(dreamer.settings)[0], stop, fetch=200)
+    async with contextlib.aclosing(batches):
+        async for msgs in batches:
+            if not await _counted(msgs, dreamer, stop, dead):
+                return  # stopping: what is unacknowledged comes back to the next process
+
+
+async def _counted(
+    msgs: list[Msg], dreamer: Dreamer, stop: asyncio.Event, dead: DeadLetters
+) -> bool:
+    """``msgs`` counted in log order and acknowledged; False if ``stop`` came first."""
+    groups: dict[tuple[str, str, str], list[tuple[Msg, int, ObservationWritten]]] = {}
+    erased: dict[tuple[str, str, str], tuple[Msg, int, ObservationsErased]] = {}
+    for m in msgs:
+        event = await decode_or_park(m, dead)
+        seq = int(m.metadata.sequence.stream)
+        if isinstance(event, ObservationWritten):
+            key = (event.workspace, event.observer, event.observed)
+            groups.setdefault(key, []).append((m, seq, event))
+        elif isinstance(event, ObservationsErased) and event.whole:
+            key = (event.workspace, event.observer, event.observed)
+            erased[key] = (m, seq, event)
+            # What the log held of it before goes with it (in log order).
+            groups[key] = [g for g in groups.get(key, []) if g[1] > seq]
+    steps: list[Step] = [
+        Step([(m, seq, gone)], partial(dreamer.erased, gone)) for m, seq, gone in erased.values()
+    ]
+    steps += [
+        Step(group, partial(dreamer.observed_many, [(seq, e) for _, seq, e in group]))
+        for group in groups.values()
+        if group
+    ]
+    kept = _Kept(msgs)
+    try:
+        for step in steps:
+            if not await _settled(step, dreamer.settings.max_attempts, stop, dead, kept):
+                return False
+    finally:
+        kept.close()
+    for m in msgs:
+        if not m.is_acked:  # parked steps' messages are
+            await m.ack()
+    return True
 
 
 @dataclass
@@ -146,10 +156,11 @@ async def _settled(
             if not transient(err):
                 failures += 1
                 if failures + delivered - 1 >= max_attempts:
-                    for m, seq, event in step.msgs:
-                        await dead.park(Letter.of_event(seq, m.subject, m.data, repr(err), event))
-                        await m.ack()
-                    return True
+                    try:
+                        await _park(step, repr(err), dead)
+                        return True
+                    except Exception as failed:  # the bus or Postgres away: parked later
+                        err = failed
             wait = min(RETRY_FIRST_S * 2 ** (tries - 1), RETRY_MAX_S)
             log.warning("dreamer.schedule_retry", error=repr(err), in_s=wait)
             kept.hold()
@@ -157,6 +168,13 @@ async def _settled(
                 await asyncio.wait_for(stop.wait(), wait)
             if stop.is_set():
                 return False
+
+
+async def _park(step: Step, reason: str, dead: DeadLetters) -> None:
+    for m, seq, event in step.msgs:
+        if not m.is_acked:
+            await dead.park(Letter.of_event(seq, m.subject, m.data, reason, event))
+            await m.ack()
 
 
 async def tick(dreamer: Dreamer, stop: asyncio.Event) -> None:
