@@ -1,5 +1,6 @@
 """The deriver scales out by partition: one process and three derive the same observations, and
-killing one of three mid-run loses nothing (its partitions move to the survivors)."""
+killing one of three mid-run loses nothing (its partitions, and the work on them, move to the
+survivors)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ FACTS = [
 REPLIES = ["That sounds great.", "Tell me more about it.", "How did that go?"]
 
 
-def conversation() -> list[MessagePosted]:
-    """Six workspaces (spread over the partitions), one session each, two peers taking turns."""
-    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+def conversation(part: int) -> list[MessagePosted]:
+    """Six workspaces (spread over the partitions), one session each, two peers taking turns;
+    ``part`` 0 or 1 of it, a day apart."""
+    start = datetime(2026, 3, 1 + part, 9, 0, tzinfo=UTC)
     out = []
     for w in WORKSPACES:
         for i in range(24):
@@ -50,7 +52,7 @@ def conversation() -> list[MessagePosted]:
                 Representation(observer=other, observed=speaker),
             ]
             message = MessagePosted(
-                workspace=w, session_id="s", message_id=f"m{i}", peer_id=speaker,
+                workspace=w, session_id="s", message_id=f"m{part}-{i}", peer_id=speaker,
                 content=text, metadata={}, created_at=start + timedelta(minutes=i),
                 token_count=len(text.split()), representations=reps,
             )  # fmt: skip
@@ -58,11 +60,12 @@ def conversation() -> list[MessagePosted]:
     return out
 
 
-async def _publish(nats_url: str, database_url: str) -> dict[tuple[str, str, str], int]:
-    """Post the conversation; the newest position each representation must be derived to."""
+async def _publish(nats_url: str, database_url: str, part: int) -> dict[tuple[str, str, str], int]:
+    """Post a part of the conversation; the newest position each representation must be
+    derived to."""
     infra = await open_infra(nats_url, database_url, "scaling-post")
     try:
-        events = conversation()
+        events = conversation(part)
         seqs = await EventPublisher(infra.js).publish(events)
     finally:
         await infra.close()
@@ -169,7 +172,7 @@ def _run(
             _alive(procs, logs)
             assert time.monotonic() < deadline, "the replicas never shared the partitions"
             time.sleep(0.1)
-        due = asyncio.run(_publish(url, db))
+        due = asyncio.run(_publish(url, db, 0))
         if kill_one:
             mine = _held(logs[0])
             ours = {
@@ -178,17 +181,24 @@ def _run(
                 if subjects.partition_of(w, subjects.DEFAULT_PARTITIONS) in mine
             }
             assert ours
-            # Frozen as soon as it has taken work of its own: from then on, its share cannot
-            # finish before the kill, however fast the host derives.
+            # Frozen once it has taken work of its own (it may finish that first part before
+            # the freeze on a fast host); the second part, posted while it is frozen and its
+            # partitions still its own, is work the kill certainly takes away from it.
             while not _taken(url, ours):
                 assert time.monotonic() < deadline, "the deriver never started"
                 time.sleep(0.02)
             procs[0].send_signal(signal.SIGSTOP)
+            first_done = _done(url, {k: seq for k, seq in due.items() if k[0] in ours})
+        due |= asyncio.run(_publish(url, db, 1))
+        if kill_one:
             share_due = {k: seq for k, seq in due.items() if k[0] in ours}
-            assert not _done(url, share_due), "replica 0 finished its share before it was frozen"
+            assert not _done(url, share_due), "replica 0 derived while it was frozen"
             procs[0].send_signal(signal.SIGKILL)
             procs[0].wait(10)
-            report.append(f"killed replica 0 holding partitions {sorted(mine)}")
+            report.append(
+                f"killed replica 0 holding partitions {sorted(mine)}, "
+                f"its first part {'derived' if first_done else 'in progress'}"
+            )
             procs, logs = procs[1:], logs[1:]
         while not _done(url, due):
             _alive(procs, logs)
@@ -205,9 +215,14 @@ def _run(
     finally:
         for p in procs:
             if p.poll() is None:
+                p.send_signal(signal.SIGCONT)  # a frozen replica would not see the terminate
                 p.terminate()
         for p in procs:
-            p.wait(20)
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
         server.stop()
 
 
@@ -217,6 +232,7 @@ def test_one_and_three_derivers_derive_the_same_and_a_killed_one_loses_nothing(
     alone, _ = _run(tmp_path / "one", pg_admin_url, 1, kill_one=False)
     three, report = _run(tmp_path / "three", pg_admin_url, 3, kill_one=True)
     assert report.startswith("killed replica 0 holding partitions")
+    print(report)
 
     def key(e: ObservationWritten) -> tuple[object, ...]:
         return (e.workspace, e.observer, e.observed, e.observation_id, e.content,
