@@ -1,4 +1,6 @@
-"""The representation store refuses what would break the representation's invariants."""
+"""The representation store refuses what would break the representation's invariants: the
+grounding rule as a writer runs it before publishing (the dreamer's check), and the store's keyed
+reads."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import psycopg
 from honcho import Honcho
 from honcho.api_types import SessionPeerConfig
 
+from mnemo_dreamer.adapters.memory import store_check
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.pg import open_pool
 from mnemo_runtime.vectors import MissingScopeError, Scope
@@ -36,7 +39,8 @@ async def test_store_write_rules(settle, mnemo, workspace, database_url):
     pool = await open_pool(database_url)
     try:
         store = RepresentationStore(pool)
-        verdicts = await store.check(
+        verdicts = await store_check(
+            pool,
             [
                 obs("ok-explicit", source_message_ids=[msg.id], source_span="I teach chemistry"),
                 obs("bad-span", source_message_ids=[msg.id], source_span="I teach physics"),
@@ -76,7 +80,7 @@ async def test_store_write_rules(settle, mnemo, workspace, database_url):
                     content="Ann likes science.",
                     premise_ids=["ok-explicit", existing],
                 ),
-            ]
+            ],
         )
         accepted = [v is None for v in verdicts]
         assert accepted == [True, False, False, False, False, False, False, False, True, True], [
@@ -121,7 +125,8 @@ async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
 
     pool = await open_pool(database_url)
     try:
-        verdicts = await RepresentationStore(pool).check(
+        verdicts = await store_check(
+            pool,
             [
                 obs("second", "flies", "I fly planes"),
                 obs("first", "teaches", "I teach chemistry"),
@@ -130,7 +135,7 @@ async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
                 # nor is an observation accepted earlier in the batch for the other workspace
                 obs("first", "rests", "", level="deductive", premise_ids=["flies"]),
                 obs("second", "rests-here", "", level="deductive", premise_ids=["flies"]),
-            ]
+            ],
         )
     finally:
         await pool.close()

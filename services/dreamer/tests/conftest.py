@@ -13,14 +13,13 @@ from mnemo_dreamer.domain import Schedule, on_completed, on_explicit
 from mnemo_dreamer.ports import Observation, SourceMessage
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
-from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.models import ChatModel, Stage
 from mnemo_runtime.models.scripted import ScriptedModel, ScriptStep, text_reply
 from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.envelope import Envelope
+from mnemo_schema.grounding import CitedMessage, Rejected, RepresentationKey, verdicts
 from mnemo_schema.observations import (
-    DERIVED_LEVELS,
     ObservationDeleted,
     ObservationWritten,
     PeerCardUpdated,
@@ -81,17 +80,23 @@ class FakeMemory:
         return self.configs.get((workspace, session_id), WorkspaceConfiguration())
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        out: list[Rejected | None] = []
-        batch: set[str] = set()
+        """The store's own rule (``grounding.verdicts``) over this memory's rows and messages
+        (each message feeding ``SCOPE``'s representation)."""
+        feeds = [{"observer": SCOPE.observer, "observed": SCOPE.observed}]
+        cited = {
+            (SCOPE.workspace, m.id): CitedMessage(m.content, feeds) for m in self.messages.values()
+        }
         live = {o.id for o in self.live()}
-        for e in events:
-            missing = set(e.premise_ids) - live - batch
-            if e.level in DERIVED_LEVELS and (not e.premise_ids or missing):
-                out.append(Rejected(f"cited observations {sorted(missing)} do not exist"))
-            else:
-                out.append(None)
-                batch.add(e.observation_id)
-        return out
+
+        async def resolve(key: RepresentationKey, ids: Sequence[str]) -> dict[str, str]:
+            return {
+                i: i
+                for i in ids
+                if key == (SCOPE.workspace, SCOPE.observer, SCOPE.observed) and i in live
+            }
+
+        reasons = await verdicts(events, cited, resolve)
+        return [None if r is None else Rejected(r) for r in reasons]
 
     async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
         return True

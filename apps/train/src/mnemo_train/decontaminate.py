@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mnemo_bench.cases import Case
 from mnemo_bench.readers import read_beam, read_locomo, read_longmemeval
-from mnemo_runtime.memory.rules import normalise
+from mnemo_schema.grounding import normalise
 from mnemo_train.corpus import Conversation
 
 _WORD = re.compile(r"\w+")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from datasketch import MinHash, MinHashLSH
 
-from mnemo_runtime.memory.rules import normalise
+from mnemo_schema.grounding import normalise
 from mnemo_train.corpus import Conversation
 
 _WORD = re.compile(r"\w+")

@@ -1,6 +1,6 @@
 """Stage 6: keep an observation only if its span is verbatim in the message it cites.
 
-The normalisation is the representation store's (``mnemo_runtime.memory.rules.normalise``):
+The normalisation is the representation store's (``mnemo_schema.grounding.normalise``):
 Unicode NFKC, curly quotes and dashes folded to ASCII, runs of whitespace to one space, case
 folded. The cited message must also be one the target wrote, not a context-only turn.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from mnemo_runtime.deriver_contract import DeriverOutput, ExtractedObservation, parse_batch
-from mnemo_runtime.memory.rules import span_in_message
+from mnemo_schema.grounding import span_in_message
 
 
 def ground(batch: str, output: DeriverOutput) -> tuple[list[ExtractedObservation], Counter[str]]:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from mnemo_runtime.memory import rules
+from mnemo_schema import grounding
 
 
 class ExtractedObservation(BaseModel):
@@ -129,7 +129,7 @@ def _unquote(quoted: str) -> str:
 # Curly quotes and en/em dashes fold to their ASCII forms: models and keyboards swap them freely,
 # and a span must not fail grounding over typography.
 # The grounding rule is the store's: the deriver checks spans exactly as the store will.
-span_in_message = rules.span_in_message
+span_in_message = grounding.span_in_message
 
 
 _RULES = """\

@@ -11,7 +11,6 @@ from mnemo_runtime.deriver_contract import (
     DeriverOutput,
     render_batch,
 )
-from mnemo_runtime.memory.rules import content_key, span_in_message
 from mnemo_runtime.models import (
     Message,
     ModelRequest,
@@ -21,6 +20,7 @@ from mnemo_runtime.models import (
     with_instructions,
 )
 from mnemo_schema.events import MessagePosted
+from mnemo_schema.grounding import content_key, span_in_message
 from mnemo_schema.ids import derived_event_id, derived_id
 from mnemo_schema.observations import ObservationWritten
 

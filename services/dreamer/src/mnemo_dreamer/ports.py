@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Protocol
 
 from mnemo_dreamer.domain import Schedule
-from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.envelope import Envelope
+from mnemo_schema.grounding import Rejected
 from mnemo_schema.observations import ObservationWritten
 
 

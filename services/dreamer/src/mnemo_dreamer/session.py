@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from mnemo_dreamer.domain import MIN_PATTERN_SOURCES, PATTERN_TYPES, check_card, pattern_confidence
 from mnemo_dreamer.ports import Memory, Observation, Publisher
-from mnemo_runtime.memory.rules import content_key
 from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.envelope import Envelope
+from mnemo_schema.grounding import content_key
 from mnemo_schema.ids import derived_event_id, derived_id
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 

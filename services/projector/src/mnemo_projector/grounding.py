@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 
-from mnemo_runtime.memory import rules
-from mnemo_runtime.memory.rules import CitedMessage
 from mnemo_runtime.vectors.ports import Scope, require_scope
+from mnemo_schema import grounding
 from mnemo_schema.events import MessagePosted
+from mnemo_schema.grounding import CitedMessage
 from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
 
 
@@ -46,12 +46,13 @@ async def resolve(conn: AsyncConnection[Any], scope: Scope, ids: Sequence[str]) 
 async def verdicts(
     conn: AsyncConnection[Any], events: Sequence[ObservationWritten], log: CitedMessages
 ) -> list[str | None]:
-    """For each observation, None if the store accepts it, else why not (see ``rules.verdicts``)."""
+    """For each observation, None if the store accepts it, else why not (see
+    ``grounding.verdicts``)."""
 
-    async def resolved(scope: Scope, ids: Sequence[str]) -> dict[str, str]:
-        return await resolve(conn, scope, ids)
+    async def resolved(key: grounding.RepresentationKey, ids: Sequence[str]) -> dict[str, str]:
+        return await resolve(conn, Scope(*key), ids)
 
-    return await rules.verdicts(events, await _cited(conn, events, log), resolved)
+    return await grounding.verdicts(events, await _cited(conn, events, log), resolved)
 
 
 async def _cited(

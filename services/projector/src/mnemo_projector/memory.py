@@ -32,12 +32,12 @@ from mnemo_projector.grounding import CitedMessages, resolve, verdicts
 from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder, Vectors
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.memory.rules import content_key, salient_tokens
 from mnemo_runtime.metrics import EMBED_RECALLED
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
+from mnemo_schema.grounding import content_key, salient_tokens
 from mnemo_schema.observations import (
     ObservationDeleted,
     ObservationsErased,

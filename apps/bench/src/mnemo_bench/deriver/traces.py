@@ -19,10 +19,10 @@ from mnemo_bench.mnemo_client import slug, split_text
 from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
 from mnemo_deriver.extraction import extract
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.memory.rules import span_in_message
 from mnemo_runtime.models import ChatModel, MalformedOutput
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.events import MessagePosted, Representation
+from mnemo_schema.grounding import span_in_message
 
 WORKSPACE = "bench-deriver"
 

@@ -1,4 +1,5 @@
-"""Reads of the representation store and the write-time checks every writer runs first."""
+"""Reads of the representation store: the memory projection's observations, always keyed by
+their representation."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_runtime.memory.rules import CitedMessage, Rejected, verdicts
 from mnemo_runtime.vectors.ports import Scope, require_scope
-from mnemo_schema.observations import ObservationWritten
 
 Row = dict[str, Any]
 
@@ -56,26 +55,3 @@ class RepresentationStore:
             " ORDER BY seq DESC LIMIT %s",
             (scope.workspace, scope.observer, scope.observed, list(levels), list(levels), limit),
         )
-
-    async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        """For each observation, None if the store accepts it, else why not (the cited messages
-        as the message table holds them; see ``rules.verdicts``)."""
-        rows = await self._messages(
-            {(e.workspace, m) for e in events for m in e.source_message_ids}
-        )
-        cited = {k: CitedMessage(r["content"], r["representations"]) for k, r in rows.items()}
-        reasons = await verdicts(events, cited, self.resolve)
-        return [None if r is None else Rejected(r) for r in reasons]
-
-    async def _messages(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Row]:
-        """The cited messages by (workspace, id): a batch may hold several workspaces' events."""
-        if not keys:
-            return {}
-        workspaces, ids = zip(*sorted(keys), strict=True)
-        rows = await self._all(
-            "SELECT m.workspace, m.id, m.content, m.representations"
-            " FROM unnest(%s::text[], %s::text[]) AS k(workspace, id)"
-            " JOIN messages m ON m.workspace = k.workspace AND m.id = k.id",
-            (list(workspaces), list(ids)),
-        )
-        return {(r["workspace"], r["id"]): r for r in rows}

@@ -9,12 +9,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_dreamer.ports import Observation, SourceMessage
 from mnemo_runtime import positions
-from mnemo_runtime.memory.rules import Rejected
 from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.positions import wait_applied
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors.ports import Level, Scope
 from mnemo_schema.config import WorkspaceConfiguration, effective
+from mnemo_schema.grounding import CitedMessage, Rejected, RepresentationKey, verdicts
 from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import RetrievalQuery
 from mnemo_schema.subjects import partition_of
@@ -32,6 +32,39 @@ def _obs(r: dict[str, Any]) -> Observation:
         confidence=r["confidence"],
         pattern_type=r["pattern_type"],
     )
+
+
+async def store_check(
+    pool: AsyncConnectionPool, events: Sequence[ObservationWritten]
+) -> list[Rejected | None]:
+    """For each observation, None if the memory projection will accept it, else why not: the
+    grounding rule (``mnemo_schema.grounding``) against the tables as they stand, run before an
+    observation is published so that the model is told what it got wrong. The projection's own
+    check, in its transaction, is the verdict that counts."""
+    store = RepresentationStore(pool)
+    keys = sorted({(e.workspace, m) for e in events for m in e.source_message_ids})
+    cited: dict[tuple[str, str], CitedMessage] = {}
+    if keys:
+        # A batch may hold several workspaces' events: each message by (workspace, id).
+        workspaces, ids = zip(*keys, strict=True)
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT m.workspace, m.id, m.content, m.representations"
+                " FROM unnest(%s::text[], %s::text[]) AS k(workspace, id)"
+                " JOIN messages m ON m.workspace = k.workspace AND m.id = k.id",
+                (list(workspaces), list(ids)),
+            )
+            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+        cited = {
+            (r["workspace"], r["id"]): CitedMessage(r["content"], r["representations"])
+            for r in rows
+        }
+
+    async def resolve(key: RepresentationKey, ids: Sequence[str]) -> dict[str, str]:
+        return await store.resolve(Scope(*key), ids)
+
+    reasons = await verdicts(events, cited, resolve)
+    return [None if r is None else Rejected(r) for r in reasons]
 
 
 class PgMemory:
@@ -102,7 +135,7 @@ class PgMemory:
         return effective(*(WorkspaceConfiguration.model_validate(c) for c in levels if c))
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        return await self._store.check(events)
+        return await store_check(self._pool, events)
 
     async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
         partition = partition_of(workspace, self._partitions)

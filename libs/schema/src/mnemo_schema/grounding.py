@@ -1,4 +1,11 @@
-"""The representation's write-time invariants, enforced by the store rather than by prompts."""
+"""The representation's write-time invariants, enforced by the store rather than by prompts.
+
+The grounding rule every writer of ``ObservationWritten`` is held to: an explicit observation cites
+a message that fed its representation and a span found in it; a derived one cites live premises
+of its representation. The memory projection applies it in its own transaction (the verdict that
+counts); a writer may apply it first to tell a model what it got wrong. Also the normalisation
+under which spans are found and two statements count as the same.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,6 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from mnemo_runtime.vectors.ports import Scope
 from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})  # fmt: skip
@@ -90,8 +96,11 @@ def explicit_reason(
     return None
 
 
-# Each id (or alias) of ``ids`` that names a live observation of the scope -> its canonical id.
-Resolve = Callable[[Scope, Sequence[str]], Awaitable[Mapping[str, str]]]
+# A representation: (workspace, observer, observed).
+RepresentationKey = tuple[str, str, str]
+# Each id (or alias) of ``ids`` that names a live observation of the representation -> its
+# canonical id.
+Resolve = Callable[[RepresentationKey, Sequence[str]], Awaitable[Mapping[str, str]]]
 
 
 async def verdicts(
@@ -125,8 +134,7 @@ async def _reason(
     if e.level in DERIVED_LEVELS:
         missing = set(e.premise_ids) - batch
         if missing:
-            scope = Scope(e.workspace, e.observer, e.observed)
-            missing -= set(await resolve(scope, sorted(missing)))
+            missing -= set(await resolve((e.workspace, e.observer, e.observed), sorted(missing)))
         return derived_reason(e, missing)
     if e.origin == "api":
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemo_runtime.memory.rules import content_key, salient_tokens, span_in_message
+from mnemo_schema.grounding import content_key, salient_tokens, span_in_message
 
 
 def test_span_grounding_ignores_case_space_and_typography():
