@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
-from mnemo_runtime.models.local import LocalReasoner
-from mnemo_runtime.models.local.summarizer import parse_input
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply
 from mnemo_schema.config import SummaryConfiguration
 from mnemo_schema.events import MessagePosted
 from mnemo_summarizer.cadence import Stored, Turn
+from mnemo_summarizer.domain import parse_input
+from mnemo_summarizer.local import local_reasoner
 from mnemo_summarizer.ports import SessionRecord
 from mnemo_summarizer.service import Delivery, SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
@@ -89,7 +89,7 @@ def service(
 
 
 async def test_sixty_messages_give_three_short_summaries_and_one_long():
-    svc, log, _ = service(LocalReasoner())
+    svc, log, _ = service(local_reasoner())
     bus = Settled()
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 61)])
     got = [
@@ -121,7 +121,7 @@ async def test_each_summary_is_built_from_the_previous_one_of_its_type():
 
 
 async def test_a_redelivered_message_is_acked_without_counting_it_twice():
-    svc, log, _ = service(LocalReasoner())
+    svc, log, _ = service(local_reasoner())
     bus = Settled()
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 21)])
     await svc.deliver(0, [bus.delivery(20)])
@@ -185,7 +185,7 @@ async def test_session_configuration_sets_the_cadence():
     history = History(
         SessionRecord(configs=(None, SummaryConfiguration(messages_per_short_summary=3)))
     )
-    svc, log, _ = service(LocalReasoner(), history)
+    svc, log, _ = service(local_reasoner(), history)
     bus = Settled()
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 7)])
     assert [s.message_seq for s in log.summaries()] == [3, 6]
@@ -202,7 +202,7 @@ async def test_the_applications_instructions_reach_the_summarizer_prompt():
 
 
 async def test_summary_event_ids_are_derived_so_a_republish_is_deduplicated():
-    svc_a, log_a, _ = service(LocalReasoner())
+    svc_a, log_a, _ = service(local_reasoner())
     svc_b, log_b, _ = service(ScriptedModel(otherwise=lambda r: text_reply("different")))
     for svc in (svc_a, svc_b):
         bus = Settled()
@@ -247,7 +247,7 @@ async def test_a_redrive_summarizes_the_session_again_up_to_now():
     turns = tuple(
         Turn(s, f"m{s}", "caroline", f"I moved to Lisbon in week {s}.", AT) for s in range(21, 31)
     )
-    svc, log, _ = service(LocalReasoner(), History(SessionRecord(latest=stored, messages=turns)))
+    svc, log, _ = service(local_reasoner(), History(SessionRecord(latest=stored, messages=turns)))
     assert await svc.redrive(WS, SID, ["short"]) == 1
     (summary,) = log.summaries()
     assert (summary.summary_type, summary.message_seq, summary.messages_covered) == (
@@ -266,7 +266,7 @@ class _Down(Progress):
 async def test_nothing_is_acknowledged_before_its_progress_is_recorded():
     log, dead = Log(), Dead()
     svc = SummarizerService(
-        SummarizerSettings(), LocalReasoner(), log, History(), dead, lambda t: len(t.split()),
+        SummarizerSettings(), local_reasoner(), log, History(), dead, lambda t: len(t.split()),
         _Down(), record_pause_s=0.0,
     )  # fmt: skip
     bus = Settled()

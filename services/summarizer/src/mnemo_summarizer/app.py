@@ -11,12 +11,12 @@ from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
-from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.partitions import Leases, held_by
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_summarizer.adapters.bus import consume
 from mnemo_summarizer.adapters.history import PgSessionHistory
 from mnemo_summarizer.adapters.progress import LogProgress, hand_over
+from mnemo_summarizer.local import local_reasoner
 from mnemo_summarizer.service import SummarizerService
 from mnemo_summarizer.settings import SummarizerSettings
 
@@ -29,7 +29,7 @@ def build_summarizer_model(ledger: UsageLedger | None = None) -> ChatModel:
     return build_model(
         Stage.SUMMARIZER,
         ModelSettings(),
-        local_factory=lambda _stage: LocalReasoner(),
+        local_factory=lambda _stage: local_reasoner(),
         ledger=ledger,
     )
 

@@ -1,7 +1,8 @@
 """From a due summary to a model request, and from the model's answer to ``SummaryUpdated``. Pure.
 
-The request is one user turn in a plain text format, readable by a language model and parsed
-by the local reasoner's summarizer skill (``mnemo_runtime.models.local.summarizer``)::
+The request is one user turn in a plain text format, readable by a language model; ``render``
+writes it and ``parse_input`` reads it back (the local reasoner's summarizer skill, ``local``,
+works from what it reads)::
 
     Summary: short
     Word limit: 150
@@ -20,6 +21,7 @@ content with line breaks folded into spaces.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from mnemo_runtime.models import Message, ModelRequest, ModelResponse, Stage, with_instructions
@@ -47,6 +49,12 @@ Answer with the summary text only: no heading, no preamble, no commentary."""
 
 NONE = "(none)"
 _BREAKS = re.compile(r"\s*[\r\n]+\s*")
+_HEADER = re.compile(r"^Summary:\s*(?P<kind>short|long)\s*$", re.M)
+_LIMIT = re.compile(r"^Word limit:\s*(?P<limit>\d+)\s*$", re.M)
+_SECTIONS = re.compile(
+    r"^Previous summary:\s*$(?P<prev>.*?)^New messages:\s*$(?P<msgs>.*)", re.M | re.S
+)
+_LINE = re.compile(r"^\[(?P<at>[^\]]*)\]\s+(?P<peer>[A-Za-z0-9_-]+):\s?(?P<content>.*)$")
 
 
 def render_line(turn: Turn) -> str:
@@ -62,6 +70,42 @@ def render(job: Job, word_limit: int) -> str:
     return (
         f"Summary: {job.kind}\nWord limit: {word_limit}\n\n"
         f"Previous summary:\n{previous}\n\nNew messages:\n{lines}\n"
+    )
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """One message of a request."""
+
+    peer_id: str
+    content: str
+
+
+@dataclass(frozen=True)
+class SummaryInput:
+    """A request's text, read back."""
+
+    kind: str
+    word_limit: int
+    previous: str | None
+    messages: tuple[Spoken, ...]
+
+
+def parse_input(text: str) -> SummaryInput:
+    """Read a request written by ``render``; ``ValueError`` when it is not in that format."""
+    kind, limit, sections = _HEADER.search(text), _LIMIT.search(text), _SECTIONS.search(text)
+    if kind is None or limit is None or sections is None:
+        raise ValueError("not a summarizer request (missing header, word limit or sections)")
+    previous = sections["prev"].strip()
+    messages = []
+    for line in sections["msgs"].splitlines():
+        if (m := _LINE.match(line.strip())) is not None and m["content"].strip():
+            messages.append(Spoken(m["peer"], m["content"].strip()))
+    return SummaryInput(
+        kind["kind"],
+        int(limit["limit"]),
+        None if previous in ("", NONE) else previous,
+        tuple(messages),
     )
 
 

@@ -1,19 +1,21 @@
 """The deterministic local reasoner: Mnemo's offline model, built from rules, not weights.
 
 It implements ``ChatModel`` so a fresh checkout runs with no API key, and it answers as
-``local-heuristic`` so nobody mistakes its output for a language model's. Each stage it can
-serve is a skill registered in ``SKILLS``; a stage without one is refused with
-``ModelRejected``, which tells the operator to configure a provider for it.
+``local-heuristic`` so nobody mistakes its output for a language model's. What it does for a
+stage is a skill of that stage's service, which builds its reasoner with it (the deriver, the
+summarizer, the dialectic and the dreamer each do, in their ``local`` module or composition
+root). A stage without a skill is refused with ``ModelRejected``, which tells the operator to
+configure a provider for it. The text rules the skills share (sentences, pronouns, verbs,
+dates, names) live beside it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Protocol
 
 from mnemo_runtime.models.calls import CallRuntime
 from mnemo_runtime.models.local.identity import MODEL_NAME
-from mnemo_runtime.models.local.summarizer import LocalSummarizer
 from mnemo_runtime.models.ports import (
     ChatModel,
     ModelRejected,
@@ -33,13 +35,6 @@ class Skill(Protocol):
         ...
 
 
-# One line per stage the reasoner can serve here; a service registers its own skills (the
-# deriver, the dialectic and the dreamer do, for their stages).
-SKILLS: Mapping[Stage, Callable[[], Skill]] = {
-    Stage.SUMMARIZER: LocalSummarizer,
-}
-
-
 class LocalReasoner:
     """A ``ChatModel`` that answers each stage with its registered heuristic skill."""
 
@@ -49,9 +44,7 @@ class LocalReasoner:
         *,
         calls: CallRuntime | None = None,
     ) -> None:
-        self._skills = (
-            dict(skills) if skills is not None else {s: make() for s, make in SKILLS.items()}
-        )
+        self._skills = dict(skills or {})
         self._calls = calls
 
     @property
@@ -84,8 +77,10 @@ class LocalReasoner:
 
 
 def local_model(stage: Stage) -> ChatModel:  # noqa: ARG001  (the factory shape takes a stage)
-    """A ``LocalModelFactory``: the local reasoner, for ``build_model(local_factory=...)``."""
+    """A ``LocalModelFactory`` for a stage no service gives a skill to here (an answerer, a
+    judge): the local reasoner without skills, which refuses each request, naming the setting
+    that configures a provider."""
     return LocalReasoner()
 
 
-__all__ = ["MODEL_NAME", "SKILLS", "LocalReasoner", "Skill", "local_model"]
+__all__ = ["MODEL_NAME", "LocalReasoner", "Skill", "local_model"]

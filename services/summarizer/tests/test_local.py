@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from mnemo_runtime.models import Message, ModelRejected, ModelRequest, Stage
 from mnemo_runtime.models.local import LocalReasoner
-from mnemo_runtime.models.local.summarizer import LocalSummarizer, parse_input
+from mnemo_summarizer.cadence import Job, Turn
+from mnemo_summarizer.domain import parse_input
+from mnemo_summarizer.domain import render as render_job
+from mnemo_summarizer.local import LocalSummarizer, local_reasoner
 
-DATA = Path(os.environ.get("MNEMO_DATASETS", Path(__file__).parents[6] / "shared" / "datasets"))
+DATA = Path(
+    os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / ".." / "shared" / "datasets")
+)
 LOCOMO = DATA / "locomo" / "locomo-dev5.json"
 
 CHAT = [
@@ -87,8 +93,28 @@ def test_parses_the_request_format():
     assert [m.peer_id for m in given.messages] == ["caroline", "melanie"]
 
 
-def test_the_local_reasoner_serves_the_summarizer_stage_and_refuses_other_text():
-    assert Stage.SUMMARIZER in LocalReasoner().stages
+def test_reads_back_what_the_service_renders():
+    at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    turns = tuple(
+        Turn(i, f"m{i}", peer, content, at)
+        for i, (peer, content) in enumerate(
+            [("caroline", "First line.\nSecond line,\r\n  folded."), ("mel-2", "Hi there!")]
+        )
+    )
+    for previous in (None, "Caroline: I moved from Sweden."):
+        job = Job(kind="long", previous=previous, turns=turns, messages_covered=2)
+        given = parse_input(render_job(job, 80))
+        assert (given.kind, given.word_limit, given.previous) == ("long", 80, previous)
+        assert [(m.peer_id, m.content) for m in given.messages] == [
+            ("caroline", "First line. Second line, folded."),
+            ("mel-2", "Hi there!"),
+        ]
+
+
+def test_the_services_reasoner_serves_the_summarizer_stage_and_refuses_other_text():
+    assert local_reasoner().stages == {Stage.SUMMARIZER}
+    # The runtime's reasoner has no skill of its own: each service gives it its own.
+    assert LocalReasoner().stages == frozenset()
     with pytest.raises(ModelRejected):
         LocalSummarizer().respond(ask("Summarize this please."))
 

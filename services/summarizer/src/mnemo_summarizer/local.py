@@ -1,23 +1,13 @@
 """The local reasoner's summarizer skill: an extractive summary, chosen by rules.
 
-This is a heuristic, not a language model. It reads the summarizer's request (format below),
-keeps the previous summary's lines that still fit, and adds the most informative sentences of
-the new messages, each attributed to its speaker ("Caroline: ..."). A sentence scores by how
-often its content words recur in the new messages, with extra weight for names, numbers and
-dates, first-person statements and decisions; questions, greetings and short reactions are
-skipped. Output is one sentence per line in conversation order, within the word limit. It never
-paraphrases or merges, so a summary is long-winded where a model would compress.
-
-Request (one user turn, written by the summarizer service)::
-
-    Summary: short
-    Word limit: 150
-
-    Previous summary:
-    <text, or "(none)">
-
-    New messages:
-    [<created_at ISO 8601>] <peer_id>: <content on one line>
+This is a heuristic, not a language model. It reads the summarizer's request (``domain.render``
+writes it, ``domain.parse_input`` reads it back), keeps the previous summary's lines that still
+fit, and adds the most informative sentences of the new messages, each attributed to its speaker
+("Caroline: ..."). A sentence scores by how often its content words recur in the new messages,
+with extra weight for names, numbers and dates, first-person statements and decisions;
+questions, greetings and short reactions are skipped. Output is one sentence per line in
+conversation order, within the word limit. It never paraphrases or merges, so a summary is
+long-winded where a model would compress.
 """
 
 from __future__ import annotations
@@ -28,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.models.local.identity import MODEL_NAME, display_name
 from mnemo_runtime.models.local.sentences import (
     addresses_listener,
@@ -35,14 +26,9 @@ from mnemo_runtime.models.local.sentences import (
     is_question,
     split_sentences,
 )
-from mnemo_runtime.models.ports import ModelRejected, ModelRequest, ModelResponse, Usage
+from mnemo_runtime.models.ports import ModelRejected, ModelRequest, ModelResponse, Stage, Usage
+from mnemo_summarizer.domain import Spoken, SummaryInput, parse_input
 
-_HEADER = re.compile(r"^Summary:\s*(?P<kind>short|long)\s*$", re.M)
-_LIMIT = re.compile(r"^Word limit:\s*(?P<limit>\d+)\s*$", re.M)
-_SECTIONS = re.compile(
-    r"^Previous summary:\s*$(?P<prev>.*?)^New messages:\s*$(?P<msgs>.*)", re.M | re.S
-)
-_LINE = re.compile(r"^\[(?P<at>[^\]]*)\]\s+(?P<peer>[A-Za-z0-9_-]+):\s?(?P<content>.*)$")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 _NUMBER = re.compile(r"\d")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|we|we're|we've|our)\b", re.I)
@@ -71,43 +57,6 @@ _STOP = _wordset(
     things thing something lot always ever even still"""
 )
 _MIN_WORDS = 4
-_NONE = "(none)"
-
-
-@dataclass(frozen=True)
-class Spoken:
-    """One message of the request."""
-
-    peer_id: str
-    content: str
-
-
-@dataclass(frozen=True)
-class SummaryInput:
-    """The summarizer's request, parsed."""
-
-    kind: str
-    word_limit: int
-    previous: str | None
-    messages: tuple[Spoken, ...]
-
-
-def parse_input(text: str) -> SummaryInput:
-    """Read the request's text; ``ValueError`` when it is not in the summarizer's format."""
-    kind, limit, sections = _HEADER.search(text), _LIMIT.search(text), _SECTIONS.search(text)
-    if kind is None or limit is None or sections is None:
-        raise ValueError("not a summarizer request (missing header, word limit or sections)")
-    previous = sections["prev"].strip()
-    messages = []
-    for line in sections["msgs"].splitlines():
-        if (m := _LINE.match(line.strip())) is not None and m["content"].strip():
-            messages.append(Spoken(m["peer"], m["content"].strip()))
-    return SummaryInput(
-        kind["kind"],
-        int(limit["limit"]),
-        None if previous in ("", _NONE) else previous,
-        tuple(messages),
-    )
 
 
 def _words(text: str) -> list[str]:
@@ -220,3 +169,8 @@ class LocalSummarizer:
             usage=Usage(input_tokens=len(prompt) // 4, output_tokens=len(text) // 4),
             model=MODEL_NAME,
         )
+
+
+def local_reasoner() -> LocalReasoner:
+    """The local reasoner with this service's skill."""
+    return LocalReasoner({Stage.SUMMARIZER: LocalSummarizer()})
