@@ -20,12 +20,12 @@ from mnemo_bench.cases import Case, Turn
 from mnemo_bench.readers import read_locomo
 from mnemo_context.app import build_engine
 from mnemo_context.engine import RetrievalEngine
+from mnemo_deriver.contract import BatchMessage
 from mnemo_deriver.local import derive
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.memory import MemoryProjection
 from mnemo_projector.passages import PassageProjection
 from mnemo_projector.positions import Projection
-from mnemo_runtime.deriver_contract import BatchMessage
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.pg import open_pool

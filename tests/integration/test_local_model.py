@@ -23,8 +23,8 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from pydantic import ValidationError
 
 from mnemo_deriver.app import run as run_deriver
+from mnemo_deriver.contract import DeriverOutput, parse_batch, span_in_message
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.deriver_contract import DeriverOutput, parse_batch, span_in_message
 from mnemo_runtime.infra import open_infra
 from mnemo_runtime.models import ModelRequest, ModelResponse, ToolResultBlock
 from mnemo_runtime.models.llamacpp_engine import LlamaCppEngine, LlamaCppOptions, packaged_gguf

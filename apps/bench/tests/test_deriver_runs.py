@@ -20,9 +20,9 @@ from mnemo_bench.deriver.judges import (
 )
 from mnemo_bench.deriver.traces import batches, derive_session, session_messages
 from mnemo_bench.readers import read_locomo
+from mnemo_deriver.contract import find_batch, parse_batch
 from mnemo_deriver.local import local_deriver
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.deriver_contract import find_batch, parse_batch
 from mnemo_runtime.models import ModelRequest, ModelResponse
 from mnemo_runtime.models.scripted import ScriptedModel, tool_reply
 from mnemo_runtime.tokens import TokenCounter

@@ -15,8 +15,8 @@ from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSettings, rows
 from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
+from mnemo_deriver.contract import BatchMessage
 from mnemo_deriver.local import derive
-from mnemo_runtime.deriver_contract import BatchMessage
 from mnemo_schema.subjects import partition_of
 
 TICK = os.sysconf("SC_CLK_TCK")

@@ -10,7 +10,7 @@ import pytest
 from corpus_fixtures import write_benchmarks, write_corpus
 
 from mnemo_cli.__main__ import main as mnemo
-from mnemo_runtime.deriver_contract import DERIVER_PROMPT, find_batch, parse_batch
+from mnemo_deriver.contract import DERIVER_PROMPT, find_batch, parse_batch
 from mnemo_runtime.models import ModelRequest, ModelResponse
 from mnemo_runtime.models.scripted import ScriptedModel, tool_reply
 from mnemo_train.pipeline import Options, Pipeline

@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
-from mnemo_runtime.deriver_contract import ExtractedObservation, render_batch  # noqa: E402
+from mnemo_deriver.contract import ExtractedObservation, render_batch  # noqa: E402
 from mnemo_train.records import prompt_and_target, sft_record  # noqa: E402
 from mnemo_train.sft import IGNORE, SftOptions, encode, train  # noqa: E402
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.sft
 def _records() -> list[dict]:
     from datetime import UTC, datetime
 
-    from mnemo_runtime.deriver_contract import BatchMessage
+    from mnemo_deriver.contract import BatchMessage
 
     at = datetime(2024, 3, 11, 9, tzinfo=UTC)
     out = []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from corpus_fixtures import write_benchmarks, write_corpus
 
-from mnemo_runtime.deriver_contract import DeriverOutput, ExtractedObservation, render_batch
+from mnemo_deriver.contract import DeriverOutput, ExtractedObservation, render_batch
 from mnemo_train.corpus import BadLine, Conversation, read_corpus
 from mnemo_train.decontaminate import BenchmarkIndex, benchmark_cases, decontaminate
 from mnemo_train.dedup import deduplicate
@@ -70,7 +70,7 @@ def test_strata_and_sampling_cover_every_stratum(tmp_path: Path) -> None:
 def test_grounding_keeps_verbatim_spans_of_the_targets_own_messages() -> None:
     from datetime import UTC, datetime
 
-    from mnemo_runtime.deriver_contract import BatchMessage
+    from mnemo_deriver.contract import BatchMessage
 
     at = datetime(2024, 3, 11, tzinfo=UTC)
     batch = render_batch("ann", [

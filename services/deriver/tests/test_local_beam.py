@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from mnemo_deriver.local import derive
-from mnemo_runtime.deriver_contract import (
+from mnemo_deriver.contract import (
     BatchMessage,
     span_in_message,
 )
+from mnemo_deriver.local import derive
 
 DATASETS = Path(
     os.environ.get("MNEMO_DATASETS", Path(__file__).parents[3] / ".." / "shared" / "datasets")

@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mnemo_deriver.local import LocalDeriver, local_deriver
-from mnemo_runtime.deriver_contract import (
+from mnemo_deriver.contract import (
     DERIVER_PROMPT,
     BatchMessage,
     DeriverOutput,
     render_batch,
     span_in_message,
 )
+from mnemo_deriver.local import LocalDeriver, local_deriver
 from mnemo_runtime.models import (
     CallRuntime,
     Message,

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mnemo_deriver.contract import BatchMessage
 from mnemo_deriver.local import derive
-from mnemo_runtime.deriver_contract import BatchMessage
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from mnemo_deriver.local import derive as heuristic
-from mnemo_deriver.local import local_deriver
-from mnemo_runtime.deriver_contract import (
+from mnemo_deriver.contract import (
     DERIVER_PROMPT,
     BatchMessage,
     DeriverOutput,
     render_batch,
     span_in_message,
 )
+from mnemo_deriver.local import derive as heuristic
+from mnemo_deriver.local import local_deriver
 from mnemo_runtime.models import Message, ModelRequest, Stage, structured
 
 # The datasets live beside the checkout, never inside it: <repo>/../shared/datasets.

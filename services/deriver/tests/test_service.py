@@ -10,11 +10,11 @@ import pytest
 from prometheus_client import REGISTRY
 
 from mnemo_deriver.batching import RepKey
+from mnemo_deriver.contract import parse_batch
 from mnemo_deriver.local import local_deriver
 from mnemo_deriver.service import Delivery, DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.deadletters import Letter
-from mnemo_runtime.deriver_contract import parse_batch
 from mnemo_runtime.models import ModelRequest, ModelUnavailable
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
 from mnemo_runtime.precedence import precedence

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from mnemo_runtime.deriver_contract import ExtractedObservation
+from mnemo_deriver.contract import ExtractedObservation
 from mnemo_runtime.models import Message, ModelRequest, Stage
 
 JUDGE_STAGE = Stage.DIALECTIC_LOW

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mnemo_runtime.deriver_contract import DeriverOutput, ExtractedObservation, parse_batch
+from mnemo_deriver.contract import DeriverOutput, ExtractedObservation, parse_batch
 from mnemo_schema.grounding import span_in_message
 
 

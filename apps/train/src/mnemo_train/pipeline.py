@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mnemo_bench.state import RunState
+from mnemo_deriver.contract import ExtractedObservation
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.deriver_contract import ExtractedObservation
 from mnemo_runtime.models import ChatModel, MalformedOutput, structured
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_train.agreement import (

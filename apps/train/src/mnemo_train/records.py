@@ -11,8 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from mnemo_deriver.contract import DERIVER_PROMPT, DeriverOutput, ExtractedObservation
 from mnemo_deriver.domain import TOOL
-from mnemo_runtime.deriver_contract import DERIVER_PROMPT, DeriverOutput, ExtractedObservation
 
 
 def sft_record(

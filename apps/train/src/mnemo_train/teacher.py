@@ -11,9 +11,9 @@ from typing import Any
 
 from mnemo_bench.deriver.traces import batches, session_messages
 from mnemo_bench.mnemo_client import slug
+from mnemo_deriver.contract import DeriverOutput
 from mnemo_deriver.domain import prepare, request
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_runtime.deriver_contract import DeriverOutput
 from mnemo_runtime.models import ChatModel, MalformedOutput, structured
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_train.corpus import Conversation

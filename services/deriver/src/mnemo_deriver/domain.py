@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemo_deriver.batching import Batch
-from mnemo_runtime.deriver_contract import (
+from mnemo_deriver.contract import (
     DERIVER_PROMPT,
     BatchMessage,
     DeriverOutput,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemo_deriver.batching import Batch
+from mnemo_deriver.contract import DeriverOutput
 from mnemo_deriver.domain import Dropped, Prepared, observations, prepare, request
-from mnemo_runtime.deriver_contract import DeriverOutput
 from mnemo_runtime.models import ChatModel, structured
 from mnemo_schema.observations import ObservationWritten
 

@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from mnemo_runtime.deriver_contract import (
+from mnemo_deriver.contract import (
     BatchMessage,
     DeriverOutput,
     ExtractedObservation,

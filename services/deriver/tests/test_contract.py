@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from mnemo_runtime.deriver_contract import (
+from mnemo_deriver.contract import (
     DERIVER_PROMPT,
     EXAMPLES,
     BatchMessage,
