@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+from psycopg.rows import dict_row
 import pytest
 
 from mnemo_runtime.pg import literal_cursor, open_pool
@@ -46,7 +47,7 @@ async def test_a_literal_statement_is_planned_for_its_values_where_plans_are_gen
             await conn.execute("CREATE TEMP TABLE planned (x int)")
             sql = "SELECT x FROM planned WHERE x = %s"
             await conn.execute(sql, [41], prepare=True)
-            await literal_cursor(conn).execute(sql, [42])
+            await literal_cursor(conn, dict_row).execute(sql, [42])
     finally:
         await pool.close()
     filters = [line.strip() for p in plans for line in p.splitlines() if "Filter:" in line]

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 import orjson
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector import lexicon
 from mnemo_runtime.embeddings import Vectors
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors.pgvector import DEFAULT_TABLE
 
@@ -42,14 +42,14 @@ def _vectors(base: Vectors, rows: np.ndarray[Any, Any], seed: int) -> list[str]:
     return [orjson.dumps(x, option=orjson.OPT_SERIALIZE_NUMPY).decode() for x in v]
 
 
-async def drop_graphs(pool: AsyncConnectionPool) -> None:
+async def drop_graphs(pool: Pool) -> None:
     """Drop the vector graphs before a bulk load (building them once after is much faster)."""
     async with pool.connection() as conn:
         for name in _GRAPHS:
             await conn.execute(f"DROP INDEX IF EXISTS {name}")
 
 
-async def build_graphs(pool: AsyncConnectionPool) -> None:
+async def build_graphs(pool: Pool) -> None:
     """Build the vector graphs as the projections define them."""
     async with pool.connection() as conn:
         await conn.execute("SET maintenance_work_mem = '1GB'")
@@ -67,7 +67,7 @@ async def build_graphs(pool: AsyncConnectionPool) -> None:
 
 
 async def fill_representation(
-    pool: AsyncConnectionPool,
+    pool: Pool,
     ws: str,
     n: int,
     sentences: Sequence[str],

@@ -22,8 +22,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_bench.cases import Case, Question
 from mnemo_bench.cli import default_data, load_cases, split_cases
 from mnemo_bench.metrics import dedupe, recall_at
@@ -35,7 +33,7 @@ from mnemo_context.fusion import DEFAULT_WEIGHTS, Weights
 from mnemo_context.ranking import Gathered, rank_messages
 from mnemo_context.understanding import Understanding
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
-from mnemo_runtime.pg import open_pool
+from mnemo_runtime.pg import Pool, open_pool
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.stack import recorded_stack
 from mnemo_schema.retrieval import Component, RetrievalQuery
@@ -140,13 +138,13 @@ def by_category(samples: Sequence[Sample], w: Weights) -> dict[str, tuple[int, f
     return {c: (len(ss), recall10(ss, w)) for c, ss in sorted(cats.items())}
 
 
-async def turns_of(pool: AsyncConnectionPool, ws: str) -> dict[str, str]:
+async def turns_of(pool: Pool, ws: str) -> dict[str, str]:
     """The dataset turn id of each of the workspace's messages (as the bench posted them)."""
     async with pool.connection() as conn:
         cur = await conn.execute(
             "SELECT id, metadata->>'turn_id' AS turn FROM messages WHERE workspace = %s", (ws,)
         )
-        rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+        rows: list[dict[str, Any]] = await cur.fetchall()
     return {r["id"]: r["turn"] for r in rows if r["turn"]}
 
 

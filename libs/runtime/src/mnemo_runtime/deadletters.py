@@ -27,14 +27,14 @@ import psycopg
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
-from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 from pydantic import ValidationError
 
 from mnemo_runtime import metrics
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models.ports import ModelUnavailable
+from mnemo_runtime.pg import Connection, Pool
 from mnemo_schema import subjects
 from mnemo_schema.errors import refusal
 
@@ -169,7 +169,7 @@ async def ensure_dead_letter_stream(js: JetStreamContext) -> None:
 class DeadLetters:
     """Records one stage's dead letters (and announces them on the bus)."""
 
-    def __init__(self, js: JetStreamContext, pool: AsyncConnectionPool, stage: str) -> None:
+    def __init__(self, js: JetStreamContext, pool: Pool, stage: str) -> None:
         self._js = js
         self._pool = pool
         self.stage = stage
@@ -178,7 +178,7 @@ class DeadLetters:
         """Create the announcement stream if missing (the table comes from the migrations)."""
         await ensure_dead_letter_stream(self._js)
 
-    async def record(self, conn: AsyncConnection, letter: Letter) -> int:
+    async def record(self, conn: Connection, letter: Letter) -> int:
         """Record ``letter`` inside the caller's transaction; its id. Announce it after commit."""
         values = {
             **letter.__dict__, "stage": self.stage, "detail": Jsonb(letter.detail),
@@ -224,7 +224,7 @@ class DeadLetters:
             )
             return [dict(r) for r in await cur.fetchall()]
 
-    async def resolve(self, conn: AsyncConnection, letter_id: int) -> None:
+    async def resolve(self, conn: Connection, letter_id: int) -> None:
         """Mark a letter redriven inside the caller's transaction."""
         await conn.execute(
             "UPDATE dead_letters SET status = 'redriven', resolved_at = now(), updated_at = now()"
@@ -257,7 +257,7 @@ class DeadLetters:
             )
         log.error("dead_letter.redrive_failed", stage=self.stage, letter=letter_id, reason=reason)
 
-    async def resolution(self, conn: AsyncConnection, key: str) -> dict[str, Any] | None:
+    async def resolution(self, conn: Connection, key: str) -> dict[str, Any] | None:
         """How an operator settled the letter ``key`` (replays meet the same event again)."""
         cur = await conn.execute(
             "SELECT id, status, fixed_data FROM dead_letters WHERE stage = %s AND key = %s",

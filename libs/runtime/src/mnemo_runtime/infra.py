@@ -7,17 +7,16 @@ from dataclasses import dataclass
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.bus import connect, ensure_stream
-from mnemo_runtime.pg import open_pool
+from mnemo_runtime.pg import Pool, open_pool
 
 
 @dataclass
 class Infra:
     nc: NATS
     js: JetStreamContext
-    pool: AsyncConnectionPool
+    pool: Pool
     # The event stream's partition count (see ``mnemo_schema.subjects``).
     partitions: int
     database_url: str

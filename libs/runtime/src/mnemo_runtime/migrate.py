@@ -17,14 +17,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
-from psycopg import AsyncConnection
 from yoyo import read_migrations
 from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
 from yoyo.connections import parse_uri
 
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Connection
 
 log = get_logger("mnemo.migrations")
 
@@ -35,7 +34,7 @@ _LOCK = f"SELECT pg_advisory_lock({_KEY})"
 _UNLOCK = f"SELECT pg_advisory_unlock({_KEY})"
 
 
-async def schema_lock(conn: AsyncConnection[Any]) -> None:
+async def schema_lock(conn: Connection) -> None:
     """Inside the caller's transaction: the one lock of every schema change.
 
     For the few tables whose shape is known only at run time (a vector column takes the

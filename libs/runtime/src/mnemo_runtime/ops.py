@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-from psycopg_pool import AsyncConnectionPool
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_runtime import metrics
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 
 log = get_logger("mnemo.ops")
@@ -75,7 +75,7 @@ async def refresh_bus_gauges(js: JetStreamContext, watch: BusWatch) -> None:
             metrics.PROJECTION_PENDING.labels(name).set(await pending_events())
 
 
-async def refresh_dead_letter_gauge(pool: AsyncConnectionPool, stages: tuple[str, ...]) -> None:
+async def refresh_dead_letter_gauge(pool: Pool, stages: tuple[str, ...]) -> None:
     """Open dead letters per stage, from the table every stage records them in."""
     if not stages:
         return
@@ -87,7 +87,7 @@ async def refresh_dead_letter_gauge(pool: AsyncConnectionPool, stages: tuple[str
                 (list(stages),),
             )
         ).fetchall()
-    counts = {r["stage"]: int(r["n"]) for r in rows}  # type: ignore[call-overload]
+    counts = {r["stage"]: int(r["n"]) for r in rows}
     for stage in stages:
         metrics.DEAD_LETTERS.labels(stage).set(counts.get(stage, 0))
 
@@ -95,7 +95,7 @@ async def refresh_dead_letter_gauge(pool: AsyncConnectionPool, stages: tuple[str
 Check = Callable[[], Awaitable[str | None]]
 
 
-def infra_checks(nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool) -> dict[str, Check]:
+def infra_checks(nc: NATS, js: JetStreamContext, pool: Pool) -> dict[str, Check]:
     """Readiness of a stage process: NATS connected, the event stream there, Postgres answering."""
 
     async def nats() -> str | None:
@@ -229,7 +229,7 @@ _REASONS = {
 async def start_ops(
     nc: NATS,
     js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     watch: BusWatch,
     settings: OpsSettings | None = None,
 ) -> OpsServer | None:

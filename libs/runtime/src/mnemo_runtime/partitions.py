@@ -32,6 +32,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Connection
 
 log = get_logger("mnemo.partitions")
 
@@ -98,7 +99,7 @@ class Leases:
         """Hold and balance leases until ``stop``; every partition is stopped on the way out."""
         backoff = 0.5
         while not stop.is_set():
-            conn: AsyncConnection[Any] | None = None
+            conn: Connection | None = None
             try:
                 conn = await AsyncConnection.connect(
                     make_conninfo(self._dsn, **_KEEPALIVES),
@@ -138,15 +139,13 @@ class Leases:
             log.exception("partitions.stop_failed", group=g.stage.group, partition=partition)
         log.info("partitions.released", group=g.stage.group, partition=partition)
 
-    async def _tick(self, conn: AsyncConnection[Any]) -> None:
+    async def _tick(self, conn: Connection) -> None:
         keys = [k for g in self._groups for k in (g.members_key, g.partitions_key)]
         rows = await (await conn.execute(_LOCKS, (keys,))).fetchall()
         for g in self._groups:
             await self._balance(conn, g, rows)
 
-    async def _balance(
-        self, conn: AsyncConnection[Any], g: _Group, rows: Sequence[dict[str, Any]]
-    ) -> None:
+    async def _balance(self, conn: Connection, g: _Group, rows: Sequence[dict[str, Any]]) -> None:
         members = [r for r in rows if r["k1"] == g.members_key]
         if g.slot is None or not any(r["mine"] and r["k2"] == g.slot for r in members):
             g.slot = await self._join(conn, g, {int(r["k2"]) for r in members})
@@ -186,7 +185,7 @@ class Leases:
             if len(g.owned) >= share:
                 return
 
-    async def _join(self, conn: AsyncConnection[Any], g: _Group, used: set[int]) -> int | None:
+    async def _join(self, conn: Connection, g: _Group, used: set[int]) -> int | None:
         for slot in range(MAX_MEMBERS):
             if slot not in used and await _try_lock(conn, g.members_key, slot):
                 return slot
@@ -194,7 +193,7 @@ class Leases:
         return None
 
 
-async def _try_lock(conn: AsyncConnection[Any], key1: int, key2: int) -> bool:
+async def _try_lock(conn: Connection, key1: int, key2: int) -> bool:
     cur = await conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS held", (key1, key2))
     row = await cur.fetchone()
     return bool(row and row["held"])

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import select
 from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from psycopg import AsyncClientCursor, AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import dict_row
+from psycopg.rows import AsyncRowFactory, DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
+
+# What every pool of ``open_pool`` hands out: connections whose rows are dicts.
+Connection = AsyncConnection[DictRow]
+Pool = AsyncConnectionPool[AsyncConnection[DictRow]]
+Row = TypeVar("Row")
 
 # Session settings of every pooled connection. A filtered search of an HNSW graph (pgvector)
 # keeps scanning until it has found as many rows as asked, in nearly increasing distance, instead
@@ -29,7 +35,7 @@ def _named(dsn: str, name: str | None) -> dict[str, str]:
     return {"application_name": name[:63]}
 
 
-def _heard_from_server(conn: AsyncConnection) -> bool:
+def _heard_from_server(conn: Connection) -> bool:
     """Whether an idle connection's socket has something to read: between requests the server
     sends nothing, unless it is closing the connection (a shutdown's FATAL, a FIN)."""
     try:
@@ -52,9 +58,9 @@ class Liveness:
     """
 
     def __init__(self) -> None:
-        self.pool: AsyncConnectionPool | None = None
+        self.pool: Pool | None = None
 
-    async def __call__(self, conn: AsyncConnection) -> None:
+    async def __call__(self, conn: Connection) -> None:
         if not _heard_from_server(conn):
             return
         try:
@@ -72,7 +78,7 @@ async def open_pool(
     name: str | None = None,
     on_connect: Callable[[int], None] | None = None,
     settings: Mapping[str, str] | None = None,
-) -> AsyncConnectionPool:
+) -> Pool:
     """Open a pool whose connections return rows as dicts and autocommit outside transactions
     (and checked before use when their server may have closed them: see ``Liveness``).
 
@@ -82,8 +88,7 @@ async def open_pool(
     session settings of each connection beside ``SESSION_SETTINGS``."""
     session = {**SESSION_SETTINGS, **(settings or {})}
 
-    async def configure(conn: AsyncConnection) -> None:
-        conn.row_factory = dict_row  # type: ignore[assignment]
+    async def configure(conn: Connection) -> None:
         await conn.set_autocommit(True)
         for name, value in session.items():
             await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
@@ -92,16 +97,17 @@ async def open_pool(
 
     liveness = Liveness()
     pool = AsyncConnectionPool(
-        dsn, min_size=min_size, max_size=max_size, open=False, configure=configure, timeout=10,
-        check=liveness, kwargs=_named(dsn, name),
+        dsn, connection_class=Connection, min_size=min_size, max_size=max_size, open=False,
+        configure=configure, timeout=10, check=liveness,
+        kwargs={**_named(dsn, name), "row_factory": dict_row},
     )  # fmt: skip
     liveness.pool = pool
     await pool.open(wait=True, timeout=30)
     return pool
 
 
-def literal_cursor(conn: AsyncConnection) -> AsyncClientCursor:
+def literal_cursor(conn: Connection, row_factory: AsyncRowFactory[Row]) -> AsyncClientCursor[Row]:
     """A cursor that sends a statement's values in its text: Postgres plans it for them, even
-    on a connection whose prepared statements take generic plans. Rows come as the
-    connection's row factory makes them."""
-    return AsyncClientCursor(conn)
+    on a connection whose prepared statements take generic plans. Rows come as ``row_factory``
+    makes them."""
+    return AsyncClientCursor(conn, row_factory=row_factory)

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
-
-from psycopg import AsyncConnection
 
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Connection
 
 # Fixed when a table is created: a different count needs the table made again (a rebuild).
 PARTITIONS = 16
@@ -56,7 +54,7 @@ def partition_by(key: Sequence[str]) -> str:
     return f"PARTITION BY {_hash(key)}"
 
 
-async def layout(conn: AsyncConnection[Any], table: str) -> str | None:
+async def layout(conn: Connection, table: str) -> str | None:
     """How ``table`` is split: its partition key as Postgres states it (``HASH (workspace)``),
     ``""`` for a plain table, None when there is no such table."""
     _check(table)
@@ -73,7 +71,7 @@ async def layout(conn: AsyncConnection[Any], table: str) -> str | None:
 
 
 async def ensure_split(
-    conn: AsyncConnection[Any], table: str, key: Sequence[str], create: str, indexes: str
+    conn: Connection, table: str, key: Sequence[str], create: str, indexes: str
 ) -> int:
     """Make ``table`` split by a hash of ``key`` (``create`` and ``indexes``, idempotent), in
     the caller's transaction, which holds the schema lock: a table made unsplit, or split by
@@ -86,7 +84,7 @@ async def ensure_split(
     return await repartition(conn, table, create, indexes)
 
 
-async def repartition(conn: AsyncConnection[Any], table: str, create: str, indexes: str) -> int:
+async def repartition(conn: Connection, table: str, create: str, indexes: str) -> int:
     """Move ``table`` (plain, or split otherwise) into the form ``create`` makes, in the
     caller's transaction: its rows are held in a temporary table while it is dropped (its
     partitions and indexes with it) and made again without secondary indexes; they are copied

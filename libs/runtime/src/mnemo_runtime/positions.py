@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Final
+from typing import Final
 
-from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool
+from mnemo_runtime.pg import Connection, Pool
 
 # The projections, by the name of their position rows.
 ENTITIES: Final = "pg"
@@ -24,9 +23,7 @@ MEMORY: Final = "memory"
 PASSAGES: Final = "passages"
 
 
-async def applied(
-    conn: AsyncConnection[Any], name: str, partition: int, workspace: str | None = None
-) -> int:
+async def applied(conn: Connection, name: str, partition: int, workspace: str | None = None) -> int:
     """The last position ``name`` applied in ``partition`` (0 before any); with ``workspace``,
     the last of that workspace's events it applied, which may be further."""
     cur = await conn.execute(
@@ -42,7 +39,7 @@ async def applied(
 
 
 async def wait_applied(
-    pool: AsyncConnectionPool,
+    pool: Pool,
     name: str,
     partition: int,
     seq: int,
@@ -61,7 +58,7 @@ async def wait_applied(
         await asyncio.sleep(0.05)
 
 
-async def reset(conn: AsyncConnection[Any], names: list[str]) -> None:
+async def reset(conn: Connection, names: list[str]) -> None:
     """Move projections ``names`` back to the start of the log in every partition (in the
     caller's transaction): their running projectors notice and replay."""
     await conn.execute("UPDATE projection_positions SET seq = 0 WHERE name = ANY(%s)", (names,))

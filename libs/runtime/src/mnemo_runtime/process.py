@@ -17,12 +17,12 @@ from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters, MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, start_ops
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 
@@ -101,7 +101,7 @@ def main(name: str, body: Body) -> None:
 
 
 StageRun = Callable[
-    [NATS, JetStreamContext, AsyncConnectionPool, MemoryAdapters | None, asyncio.Event],
+    [NATS, JetStreamContext, Pool, MemoryAdapters | None, asyncio.Event],
     Awaitable[None],
 ]
 

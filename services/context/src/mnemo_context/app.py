@@ -7,7 +7,6 @@ import asyncio
 from nats.aio.client import Client as NATS
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.adapters.postgres import PostgresReads
@@ -19,6 +18,7 @@ from mnemo_runtime import rpc
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.migrate import package_migrations
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema import subjects
 from mnemo_schema.context_queries import (
@@ -37,7 +37,7 @@ MIGRATIONS = package_migrations("mnemo_context")
 
 
 def build_engine(
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters | None,
     settings: ContextSettings | None = None,
 ) -> RetrievalEngine:
@@ -62,7 +62,7 @@ def build_engine(
 
 
 async def build_service(
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters | None,
     engine: RetrievalEngine | None = None,
 ) -> ContextService:
@@ -98,7 +98,7 @@ async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
 async def run(
     nc: NATS,
     js: JetStreamContext,  # noqa: ARG001 - the all-in-one process passes every runner the same
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters | None,
     stop: asyncio.Event,
     service: ContextService | None = None,

@@ -6,7 +6,6 @@ import asyncio
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_dialectic.adapters.reader import PgScopeReader
 from mnemo_dialectic.agent import DialecticAgent
@@ -19,6 +18,7 @@ from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
 from mnemo_schema import subjects
 from mnemo_schema.dialectic_queries import REASONING_LEVELS, ChatQuery, WorkspaceChatQuery
@@ -44,7 +44,7 @@ def build_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
 async def run(
     nc: NATS,
     js: JetStreamContext,  # noqa: ARG001  (the shape every query service is started with)
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters | None,  # noqa: ARG001 - searches go to the retrieval engine
     stop: asyncio.Event,
     retrieve: LocalRetrieve | None = None,

@@ -6,7 +6,6 @@ import asyncio
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, redrive, tick
 from mnemo_dreamer.adapters.memory import PgMemory
@@ -21,6 +20,7 @@ from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
 
 MIGRATIONS = package_migrations("mnemo_dreamer")
@@ -46,7 +46,7 @@ def build_dreamer_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatM
 async def run(
     nc: NATS,
     js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters | None,  # noqa: ARG001 - similarity goes to the retrieval engine
     stop: asyncio.Event,
     retrieve: LocalRetrieve | None = None,

@@ -10,7 +10,6 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
-from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo_gateway import errors
@@ -43,13 +42,14 @@ from mnemo_gateway.settings import GatewaySettings
 from mnemo_gateway.store import ReadStore
 from mnemo_gateway.watermark import ProjectionWatermark
 from mnemo_runtime.metrics import HTTP_REQUEST_SECONDS
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 
 
 def build_services(
     settings: GatewaySettings,
     nc: NATS,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     local_ingest: LocalIngest | None = None,
     auth: AuthSettings | None = None,
 ) -> tuple[Services, Callable[[], AbstractAsyncContextManager[None]]]:
@@ -103,7 +103,7 @@ class _App(FastAPI):
 def build_app(
     settings: GatewaySettings,
     nc: NATS,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     local_ingest: LocalIngest | None = None,
     auth: AuthSettings | None = None,
 ) -> FastAPI:

@@ -22,9 +22,9 @@ from collections import defaultdict
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 
 log = get_logger("mnemo.gateway")
@@ -44,7 +44,7 @@ Counts = dict[tuple[str, str | None], dict[str, int]]
 class QuarantineMarks:
     """Open dead letters per workspace and session, for the response header."""
 
-    def __init__(self, nc: NATS, pool: AsyncConnectionPool, refresh_s: float = 2.0) -> None:
+    def __init__(self, nc: NATS, pool: Pool, refresh_s: float = 2.0) -> None:
         self._nc = nc
         self._pool = pool
         self._refresh_s = refresh_s
@@ -79,7 +79,7 @@ class QuarantineMarks:
             return
         counts: Counts = defaultdict(dict)
         for r in rows:
-            ws, sid, stage, n = r["workspace"], r["session_id"], r["stage"], int(r["n"])  # type: ignore[call-overload]
+            ws, sid, stage, n = r["workspace"], r["session_id"], r["stage"], int(r["n"])
             whole = counts[(ws, None)]
             whole[stage] = whole.get(stage, 0) + n
             if sid is not None:

@@ -6,9 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters
+from mnemo_runtime.pg import Pool
 from mnemo_schema import filters as f
 from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.errors import Refusal
@@ -48,18 +47,18 @@ def _in_force(row: Row | None) -> WorkspaceConfiguration:
 
 
 class ReadStore:
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
     async def one(self, sql: str, params: tuple[Any, ...]) -> Row | None:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
-            return await cur.fetchone()  # type: ignore[return-value]
+            return await cur.fetchone()
 
     async def all(self, sql: str, params: tuple[Any, ...] | list[Any]) -> list[Row]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
-            return await cur.fetchall()  # type: ignore[return-value]
+            return await cur.fetchall()
 
     async def workspace(self, ws: str) -> Row:
         row = await self.one("SELECT * FROM workspaces WHERE id = %s", (ws,))
@@ -174,11 +173,12 @@ class ReadStore:
             cur = await conn.execute(
                 f"SELECT count(*) AS n FROM {listing.table} WHERE {cond}", args
             )
-            total = int((await cur.fetchone())["n"])  # type: ignore[index,call-overload]
+            counted = await cur.fetchone()
+            total = int(counted["n"]) if counted is not None else 0
             cur = await conn.execute(
                 f"SELECT * FROM {listing.table} WHERE {cond} ORDER BY {order}"
                 " LIMIT %(limit)s OFFSET %(offset)s",
                 args,
             )
-            rows: list[Row] = await cur.fetchall()  # type: ignore[assignment]
+            rows: list[Row] = await cur.fetchall()
         return rows, total, max(1, math.ceil(total / size)) if total else 0

@@ -19,11 +19,11 @@ import psycopg
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_gateway.positions import Position
 from mnemo_runtime import positions
 from mnemo_runtime.bus import ensure_stream
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 
 _POLL_S = 0.1
@@ -36,7 +36,7 @@ class ProjectionWatermark:
     def __init__(
         self,
         nc: NATS,
-        pool: AsyncConnectionPool,
+        pool: Pool,
         projection: str = positions.ENTITIES,
         subject: str = subjects.PROJECTOR_APPLIED,
         *,

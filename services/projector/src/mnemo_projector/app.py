@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector.doorbell import Doorbell
 from mnemo_projector.entities import EntityProjection
@@ -22,13 +21,14 @@ from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.partitions import Leases
+from mnemo_runtime.pg import Pool
 
 
 def _group(
     projection: Projection,
     nc: NATS,
     js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     partitions: int,
     batch_size: int,
     turn_s: float | None = None,
@@ -45,7 +45,7 @@ def build_app(
     settings: ProjectorSettings,
     nc: NATS,
     js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     partitions: int,
 ) -> ProjectionGroup:
     """The Postgres entity projection."""
@@ -56,7 +56,7 @@ def build_memory(
     settings: ProjectorSettings,
     nc: NATS,
     js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters,
     partitions: int,
     near_distance: float = 0.05,
@@ -73,7 +73,7 @@ def build_passages(
     settings: ProjectorSettings,
     nc: NATS,
     js: JetStreamContext,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     memory: MemoryAdapters,
     partitions: int,
 ) -> ProjectionGroup:
@@ -84,9 +84,7 @@ def build_passages(
     )
 
 
-def build_eraser(
-    nc: NATS, js: JetStreamContext, pool: AsyncConnectionPool, partitions: int
-) -> EraserGroup:
+def build_eraser(nc: NATS, js: JetStreamContext, pool: Pool, partitions: int) -> EraserGroup:
     """The eraser of every partition, under the leases, rung by one doorbell."""
     doorbell = Doorbell(nc, partitions, FOLLOWED_KINDS)
     return EraserGroup(lambda p: Eraser(nc, js, pool, partition=p, doorbell=doorbell), partitions)

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
+from mnemo_runtime.pg import Connection
 from mnemo_schema.events import (
     Event,
     MessageDeleted,
@@ -282,7 +282,7 @@ def messages_only(batch: Sequence[tuple[int, Event]]) -> Statement | None:
     return (GUARDED_INSERT_MESSAGES, (messages_json(records),))
 
 
-async def apply_batch(conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+async def apply_batch(conn: Connection, batch: Sequence[tuple[int, Event]]) -> None:
     """Apply events in order inside the caller's transaction; consecutive messages in bulk."""
     rows: list[dict[str, Any]] = []
     async with conn.cursor() as cur:

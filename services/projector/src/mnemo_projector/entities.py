@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from psycopg import AsyncConnection
-
 from mnemo_projector.domain import Statement, apply_batch, messages_only
 from mnemo_projector.tables import PROJECTION
+from mnemo_runtime.pg import Connection
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
@@ -28,10 +27,10 @@ class EntityProjection:
             subjects.work_filter(partition),
         ]
 
-    async def setup(self, conn: AsyncConnection) -> None:
+    async def setup(self, conn: Connection) -> None:
         """Nothing beyond the migrations."""
 
-    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+    async def apply(self, conn: Connection, batch: Sequence[tuple[int, Event]]) -> None:
         await apply_batch(conn, batch)
 
     def guarded(self, batch: Sequence[tuple[int, Event]]) -> Statement | None:

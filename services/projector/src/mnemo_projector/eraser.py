@@ -45,7 +45,6 @@ from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 
 from mnemo_projector import erasure, late
@@ -55,6 +54,7 @@ from mnemo_projector.positions import ensure_position, read_position
 from mnemo_runtime import direct
 from mnemo_runtime.bus import MSG_ID_HEADER, EventPublisher
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.streams import Stored, erase, read_stored
 from mnemo_schema import subjects
 from mnemo_schema.events import (
@@ -103,7 +103,7 @@ class Eraser:
         self,
         nc: NATS,
         js: JetStreamContext,
-        pool: AsyncConnectionPool,
+        pool: Pool,
         partition: int = 0,
         poll_s: float = 0.2,
         idle_s: float = IDLE_LOOK_S,
@@ -226,7 +226,7 @@ class Eraser:
                 "SELECT id FROM erased_ids WHERE workspace = %s AND seq = %s",
                 (t.workspace, t.seq),
             )
-            already = [str(r["id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
+            already = [str(r["id"]) for r in await cur.fetchall()]
         stored = [
             s
             for f in t.filters()
@@ -298,7 +298,7 @@ class Eraser:
                 " AND canonical_id = ANY(%s) AND NOT alias_id = ANY(%s)",
                 (ws, sorted(gone), sorted(gone)),
             )
-            survivors = [str(r["alias_id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
+            survivors = [str(r["alias_id"]) for r in await cur.fetchall()]
         for alias in survivors:
             s = p.written.get(alias)
             if s is not None:

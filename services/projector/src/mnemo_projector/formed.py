@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from psycopg import AsyncConnection
-
+from mnemo_runtime.pg import Connection
 from mnemo_schema.dreams import DreamCompleted, DreamDue, DreamsErased
 from mnemo_schema.events import Event, PeerDeleted, SessionDeleted, WorkspaceDeleted
 from mnemo_schema.observations import ObservationsErased, ObservationWritten
 from mnemo_schema.summaries import SummariesErased, SummaryUpdated
 
 
-async def apply_formed(conn: AsyncConnection, seq: int, event: Event) -> None:
+async def apply_formed(conn: Connection, seq: int, event: Event) -> None:
     """Apply a summary or dream event at ``seq``, or what a deletion takes of them."""
     match event:
         case SummaryUpdated():
@@ -73,7 +72,7 @@ async def apply_formed(conn: AsyncConnection, seq: int, event: Event) -> None:
                 await conn.execute(f"DELETE FROM {table} WHERE workspace = %s", (event.workspace,))
 
 
-async def mark_formed(conn: AsyncConnection, events: Sequence[ObservationWritten]) -> None:
+async def mark_formed(conn: Connection, events: Sequence[ObservationWritten]) -> None:
     """Move each representation's formed line to the newest ``formed_through`` among
     ``events`` (applied or rejected: the batch they close is through either way)."""
     through: dict[tuple[str, str, str], int] = {}
@@ -90,7 +89,7 @@ async def mark_formed(conn: AsyncConnection, events: Sequence[ObservationWritten
         )
 
 
-async def erase_observations(conn: AsyncConnection, e: ObservationsErased) -> list[str]:
+async def erase_observations(conn: Connection, e: ObservationsErased) -> list[str]:
     """Drop every row of the observations ``e`` names (and the card, when it goes too); the
     ids whose observation rows were there, for the vectors and postings."""
     ws, ids = e.workspace, list(e.observation_ids)
@@ -101,7 +100,7 @@ async def erase_observations(conn: AsyncConnection, e: ObservationsErased) -> li
             " AND observed = %s AND id = ANY(%s) RETURNING id",
             (ws, e.observer, e.observed, ids),
         )
-        gone = [str(r["id"]) for r in await cur.fetchall()]  # type: ignore[call-overload]
+        gone = [str(r["id"]) for r in await cur.fetchall()]
         await conn.execute(
             "DELETE FROM observation_aliases WHERE workspace = %s"
             " AND (alias_id = ANY(%s) OR canonical_id = ANY(%s))",

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from psycopg import AsyncConnection
-
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.vectors.ports import Scope, require_scope
 from mnemo_schema import grounding
 from mnemo_schema.events import MessagePosted
@@ -30,7 +29,7 @@ class CitedMessages(Protocol):
         ...
 
 
-async def resolve(conn: AsyncConnection[Any], scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+async def resolve(conn: Connection, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
     """Each id (or alias) that names a live observation of ``scope`` -> its canonical id."""
     require_scope(scope)
     cur = await conn.execute(
@@ -44,7 +43,7 @@ async def resolve(conn: AsyncConnection[Any], scope: Scope, ids: Sequence[str]) 
 
 
 async def verdicts(
-    conn: AsyncConnection[Any], events: Sequence[ObservationWritten], log: CitedMessages
+    conn: Connection, events: Sequence[ObservationWritten], log: CitedMessages
 ) -> list[str | None]:
     """For each observation, None if the store accepts it, else why not (see
     ``grounding.verdicts``)."""
@@ -56,7 +55,7 @@ async def verdicts(
 
 
 async def _cited(
-    conn: AsyncConnection[Any], events: Sequence[ObservationWritten], log: CitedMessages
+    conn: Connection, events: Sequence[ObservationWritten], log: CitedMessages
 ) -> dict[tuple[str, str], CitedMessage]:
     """The messages the explicit observations cite, by (workspace, id)."""
     explicit = [e for e in events if e.level not in DERIVED_LEVELS and e.origin != "api"]

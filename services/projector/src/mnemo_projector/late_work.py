@@ -9,11 +9,11 @@ from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_projector import erasure, late
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.streams import erase, read_stored
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
@@ -33,7 +33,7 @@ class LateWork:
         self,
         nc: NATS,
         js: JetStreamContext,
-        pool: AsyncConnectionPool,
+        pool: Pool,
         publisher: EventPublisher,
         remember: Remember,
     ) -> None:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
-from psycopg import AsyncConnection
+
+from mnemo_runtime.pg import Connection
 
 Kind = Literal["m", "o"]
 # Okapi BM25 constants (Lucene's defaults); the reader scores with the same ones.
@@ -100,7 +101,7 @@ def observation_owner(observer: str, observed: str) -> str:
     return f"{observer} {observed}"
 
 
-async def index(conn: AsyncConnection[Any], documents: Sequence[Document]) -> None:
+async def index(conn: Connection, documents: Sequence[Document]) -> None:
     """Add the postings of ``documents`` (skipping those already indexed) and their statistics."""
     if not documents:
         return
@@ -113,15 +114,13 @@ async def index(conn: AsyncConnection[Any], documents: Sequence[Document]) -> No
     await conn.execute(_INDEX, (orjson.dumps(records).decode(),))
 
 
-async def unindex(
-    conn: AsyncConnection[Any], workspace: str, kind: Kind, docs: Sequence[str]
-) -> None:
+async def unindex(conn: Connection, workspace: str, kind: Kind, docs: Sequence[str]) -> None:
     """Remove every posting of ``docs`` (all their parts) and take them out of the statistics."""
     if docs:
         await conn.execute(_UNINDEX, {"ws": workspace, "kind": kind, "docs": list(docs)})
 
 
-async def drop_workspace(conn: AsyncConnection[Any], workspace: str, kind: Kind) -> None:
+async def drop_workspace(conn: Connection, workspace: str, kind: Kind) -> None:
     """Forget a workspace's documents of ``kind`` and their statistics."""
     for table in ("search_terms", "search_df", "search_docs"):
         await conn.execute(

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 from nats.aio.client import Client as NATS
-from psycopg import AsyncConnection
 
 from mnemo_projector import lexicon
 from mnemo_projector.cited import LogMessages
@@ -33,6 +32,7 @@ from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder, Vectors
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.metrics import EMBED_RECALLED
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
 from mnemo_schema import subjects
@@ -156,7 +156,7 @@ class MemoryProjection:
             subjects.dream_filter(partition), *subjects.erasure_filters(partition),
         ]  # fmt: skip
 
-    async def setup(self, conn: AsyncConnection) -> None:
+    async def setup(self, conn: Connection) -> None:
         del conn  # the tables come from the migrations
         await self._index.ensure(self._embedder.dimension, self._embedder.model_name)
 
@@ -164,7 +164,7 @@ class MemoryProjection:
         """Never one statement: applying embeds and reads back."""
         return None
 
-    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+    async def apply(self, conn: Connection, batch: Sequence[tuple[int, Event]]) -> None:
         written = [(s, e) for s, e in batch if isinstance(e, ObservationWritten)]
         checked = await verdicts(conn, [e for _, e in written], self._cited)
         contents = [e.content for _, e in written]
@@ -225,7 +225,7 @@ class MemoryProjection:
 
     async def _write(
         self,
-        conn: AsyncConnection,
+        conn: Connection,
         seq: int,
         e: ObservationWritten,
         vector: Any,
@@ -301,7 +301,7 @@ class MemoryProjection:
         work.kept[e.observation_id] = (scope, e.level, vector, salient_tokens(e.content))
 
     async def _duplicate_of(
-        self, conn: AsyncConnection, e: ObservationWritten, scope: Scope, vector: Any, work: _Batch
+        self, conn: Connection, e: ObservationWritten, scope: Scope, vector: Any, work: _Batch
     ) -> str | None:
         cur = await conn.execute(
             "SELECT id FROM observations WHERE workspace = %s AND observer = %s AND observed = %s"
@@ -310,7 +310,7 @@ class MemoryProjection:
         )
         row = await cur.fetchone()
         if row is not None:
-            return str(row["id"])  # type: ignore[call-overload]
+            return str(row["id"])
         salient = salient_tokens(e.content)
         for oid, (s, level, v, tokens) in work.kept.items():
             close = 1.0 - float(np.dot(v, vector)) <= self._near
@@ -327,11 +327,11 @@ class MemoryProjection:
                 (e.workspace, hit.id),
             )
             row = await cur.fetchone()
-            if row is not None and salient_tokens(row["content"]) == salient:  # type: ignore[call-overload]
+            if row is not None and salient_tokens(row["content"]) == salient:
                 return hit.id
         return None
 
-    async def _delete(self, conn: AsyncConnection, e: ObservationDeleted, work: _Batch) -> None:
+    async def _delete(self, conn: Connection, e: ObservationDeleted, work: _Batch) -> None:
         scope = Scope(e.workspace, e.observer, e.observed)
         canonical = (await resolve(conn, scope, [e.observation_id])).get(
             e.observation_id, e.observation_id
@@ -353,7 +353,7 @@ class MemoryProjection:
         work.unindexed.append((e.workspace, canonical))
 
 
-async def _reject(conn: AsyncConnection, seq: int, e: ObservationWritten, reason: str) -> None:
+async def _reject(conn: Connection, seq: int, e: ObservationWritten, reason: str) -> None:
     log.warning("memory.rejected", observation=e.observation_id, reason=reason)
     await conn.execute(
         "INSERT INTO observation_rejections (workspace, id, seq, reason) VALUES (%s, %s, %s, %s)"

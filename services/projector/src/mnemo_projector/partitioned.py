@@ -12,11 +12,10 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_projector.eraser import ERASURE, Eraser
 from mnemo_projector.positions import Projection, ensure_position
 from mnemo_projector.runner import Projector
+from mnemo_runtime.pg import Pool
 
 
 class _Loops:
@@ -46,7 +45,7 @@ class ProjectionGroup:
     def __init__(
         self,
         projection: Projection,
-        pool: AsyncConnectionPool,
+        pool: Pool,
         projector: Callable[[int], Projector],
         partitions: int,
     ) -> None:

@@ -23,13 +23,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from psycopg import AsyncConnection
 
 from mnemo_projector import lexicon
 from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import schema_lock
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.pg_partitions import ensure_split, partition_by, partitions_ddl
 from mnemo_runtime.tokens import token_spans
 from mnemo_runtime.vectors.pgvector import vector_literal
@@ -124,7 +124,7 @@ class PassageProjection:
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
 
-    async def setup(self, conn: AsyncConnection[Any]) -> None:
+    async def setup(self, conn: Connection) -> None:
         """Create the tables; start over from the log if they hold vectors made otherwise
         (another model, or messages cut otherwise)."""
         model, dim = vectors_of(self._embedder.model_name), self._embedder.dimension
@@ -166,7 +166,7 @@ class PassageProjection:
     async def idle(self) -> None:
         """Nothing to maintain: the graph grows as passages are written."""
 
-    async def apply(self, conn: AsyncConnection[Any], batch: Sequence[tuple[int, Event]]) -> None:
+    async def apply(self, conn: Connection, batch: Sequence[tuple[int, Event]]) -> None:
         posted: list[tuple[int, MessagePosted]] = []
         for seq, event in batch:
             if isinstance(event, MessagePosted):
@@ -178,9 +178,7 @@ class PassageProjection:
                 await self._erase(conn, event)
         await self._write(conn, posted)
 
-    async def _write(
-        self, conn: AsyncConnection[Any], posted: list[tuple[int, MessagePosted]]
-    ) -> None:
+    async def _write(self, conn: Connection, posted: list[tuple[int, MessagePosted]]) -> None:
         if not posted:
             return
         cur = await conn.execute(
@@ -215,7 +213,7 @@ class PassageProjection:
 
     async def _insert(
         self,
-        conn: AsyncConnection[Any],
+        conn: Connection,
         rows: list[tuple[int, MessagePosted, int, int, int, int]],
         vectors: np.ndarray[Any, Any],
     ) -> None:
@@ -240,7 +238,7 @@ class PassageProjection:
             columns,
         )
 
-    async def _erase(self, conn: AsyncConnection[Any], e: Erasure) -> None:
+    async def _erase(self, conn: Connection, e: Erasure) -> None:
         if isinstance(e, WorkspaceDeleted):
             await conn.execute("DELETE FROM message_passages WHERE workspace = %s", (e.workspace,))
             await lexicon.drop_workspace(conn, e.workspace, "m")

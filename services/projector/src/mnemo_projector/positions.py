@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from psycopg import AsyncConnection
-
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.positions import applied
 from mnemo_schema.events import Event
 
@@ -32,11 +31,11 @@ class Projection(Protocol):
         """The stored subjects of the events it applies in ``partition``."""
         ...
 
-    async def setup(self, conn: AsyncConnection) -> None:
+    async def setup(self, conn: Connection) -> None:
         """Create what the read model needs (idempotent); once per process."""
         ...
 
-    async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+    async def apply(self, conn: Connection, batch: Sequence[tuple[int, Event]]) -> None:
         """Apply events in order inside the caller's transaction."""
         ...
 
@@ -65,7 +64,7 @@ _GUARDED = (
 
 
 async def advance_guarded(
-    conn: AsyncConnection,
+    conn: Connection,
     name: str,
     partition: int,
     statement: tuple[str, tuple[Any, ...]],
@@ -79,15 +78,15 @@ async def advance_guarded(
         _GUARDED.format(effect=statement[0]), (last, name, partition, position, *statement[1])
     )
     row = await cur.fetchone()
-    return row is not None and row["advanced"] == 1  # type: ignore[call-overload]
+    return row is not None and row["advanced"] == 1
 
 
-async def read_position(conn: AsyncConnection, name: str, partition: int) -> int:
+async def read_position(conn: Connection, name: str, partition: int) -> int:
     """The last applied stream position of projection ``name`` in ``partition``."""
     return await applied(conn, name, partition)
 
 
-async def ensure_position(conn: AsyncConnection, name: str, partition: int) -> None:
+async def ensure_position(conn: Connection, name: str, partition: int) -> None:
     """The position row of ``name`` in ``partition`` (at the start of the log if new)."""
     await conn.execute(
         "INSERT INTO projection_positions (name, partition, seq) VALUES (%s, %s, 0)"
@@ -96,7 +95,7 @@ async def ensure_position(conn: AsyncConnection, name: str, partition: int) -> N
     )
 
 
-async def read_ahead(conn: AsyncConnection, name: str, partition: int) -> dict[str, int]:
+async def read_ahead(conn: Connection, name: str, partition: int) -> dict[str, int]:
     """The workspaces of ``partition`` that ``name`` has applied past the partition's position,
     and how far."""
     cur = await conn.execute(

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nats.aio.msg import Msg
-from psycopg import AsyncConnection
 from pydantic import ValidationError
 
 from mnemo_runtime.deadletters import DeadLetters, Letter, undecodable
+from mnemo_runtime.pg import Connection
 from mnemo_schema.events import Event, decode_event
 
 
@@ -56,7 +56,7 @@ class RetryPolicy:
 
 
 async def settle(
-    conn: AsyncConnection, dead: DeadLetters, item: Delivered, reason: str, attempts: int
+    conn: Connection, dead: DeadLetters, item: Delivered, reason: str, attempts: int
 ) -> tuple[Event | None, tuple[int, Letter] | None]:
     """Inside the caller's transaction: what to apply in place of a failing event, if anything,
     and the letter recorded for it (to announce after commit).

@@ -12,12 +12,12 @@ import time
 from typing import Any
 
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 from pydantic import ValidationError
 
 from mnemo_projector.positions import Projection
 from mnemo_runtime.deadletters import DeadLetters, letter_partition, sanitised, transient
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 from mnemo_schema.events import decode_event
 
@@ -32,7 +32,7 @@ class Redrives:
         dead: DeadLetters,
         projection: Projection,
         js: JetStreamContext,
-        pool: AsyncConnectionPool,
+        pool: Pool,
         partition: int = 0,
         partitions: int = 1,
     ) -> None:

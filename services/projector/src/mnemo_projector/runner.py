@@ -19,8 +19,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from psycopg import AsyncConnection, AsyncPipeline
-from psycopg_pool import AsyncConnectionPool
+from psycopg import AsyncPipeline
 
 from mnemo_projector.lines import Lines
 from mnemo_projector.positions import (
@@ -37,6 +36,7 @@ from mnemo_projector.urgency import Pace, RecentWork
 from mnemo_runtime import direct
 from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Connection, Pool
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
@@ -51,7 +51,7 @@ class Projector:
         projection: Projection,
         nc: NATS,
         js: JetStreamContext,
-        pool: AsyncConnectionPool,
+        pool: Pool,
         batch_size: int = 1000,
         retry: RetryPolicy | None = None,
         partition: int = 0,
@@ -358,7 +358,7 @@ class Projector:
 
     async def _move(
         self,
-        conn: AsyncConnection[Any],
+        conn: Connection,
         position: int,
         floor: int,
         workspace: str,

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg import AsyncConnection
-
 from mnemo_runtime import positions
 from mnemo_runtime.migrate import package_migrations
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.vectors import VectorIndex
 
 PROJECTION = positions.ENTITIES
@@ -23,7 +22,7 @@ TABLES = (
 
 
 async def drop_projection(
-    conn: AsyncConnection, name: str = PROJECTION, tables: tuple[str, ...] = TABLES
+    conn: Connection, name: str = PROJECTION, tables: tuple[str, ...] = TABLES
 ) -> None:
     """Empty a projection's tables and reset its positions in every partition to the start of
     the log, atomically (a running projector notices and replays)."""
@@ -46,7 +45,7 @@ MEMORY_TABLES = (
 MEMORY_PROJECTIONS = (positions.MEMORY, positions.PASSAGES)
 
 
-async def drop_memory(conn: AsyncConnection, index: VectorIndex) -> None:
+async def drop_memory(conn: Connection, index: VectorIndex) -> None:
     """Empty the memory and passage projections (vectors included) and reset their positions
     in every partition to the start of the log, atomically (running projectors replay)."""
     async with conn.transaction():
@@ -55,7 +54,7 @@ async def drop_memory(conn: AsyncConnection, index: VectorIndex) -> None:
             (list(MEMORY_PROJECTIONS),),
         )
         cur = await conn.execute("SELECT id FROM observations")
-        ids = [r["id"] for r in await cur.fetchall()]  # type: ignore[call-overload]
+        ids = [r["id"] for r in await cur.fetchall()]
         # In this transaction when the vectors live in Postgres; otherwise now, which a
         # rolled-back rebuild leaves harmless (the replay writes the same points again).
         await index.delete(ids, conn=conn)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.vectors.ports import Scope, require_scope
 
 Row = dict[str, Any]
@@ -16,13 +15,13 @@ Row = dict[str, Any]
 class RepresentationStore:
     """Observations of one (workspace, observer, observed) at a time; no query without the key."""
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
     async def _all(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
-            return await cur.fetchall()  # type: ignore[return-value]
+            return await cur.fetchall()
 
     async def resolve(self, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
         """Each id (or alias) that names a live observation of ``scope`` -> its canonical id."""

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from psycopg_pool import AsyncConnectionPool
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_runtime.embeddings import LOCAL_EMBEDDER_KINDS, Embedder, build_embedder
 from mnemo_runtime.embeddings.metered import MeteredEmbedder
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.vectors import VectorIndex, build_vector_index
 
 
@@ -54,7 +54,7 @@ class MemoryAdapters:
 
 
 async def open_memory(
-    settings: MemorySettings, state_dir: Path, pool: AsyncConnectionPool | None = None
+    settings: MemorySettings, state_dir: Path, pool: Pool | None = None
 ) -> MemoryAdapters:
     """The embedder and an index ready for its model and dimension (pgvector in ``pool``'s
     Postgres by default)."""

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.vectors.edge import EdgeVectorIndex
 from mnemo_runtime.vectors.fake import InMemoryVectorIndex
 from mnemo_runtime.vectors.pgvector import PgVectorIndex
@@ -71,7 +70,7 @@ def build_vector_index(
     url: str | None,
     path: Path,
     *,
-    pool: AsyncConnectionPool | None = None,
+    pool: Pool | None = None,
     store: str = "pgvector",
     api_key: str | None = None,
     collection: str | None = None,

@@ -27,11 +27,10 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import qdrant_edge as qe
-from psycopg import AsyncConnection
 
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.vectors import codec
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
@@ -166,7 +165,7 @@ class EdgeVectorIndex:
         return self._shard
 
     async def upsert(
-        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+        self, points: Sequence[VectorPoint], *, conn: Connection | None = None
     ) -> None:
         """Writes points; a repeated id replaces the earlier point (``conn``: not transactional)."""
         del conn  # not part of Postgres' transaction
@@ -183,7 +182,7 @@ class EdgeVectorIndex:
         ]
         await asyncio.to_thread(shard.update, qe.UpdateOperation.upsert_points(batch))
 
-    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: Connection | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
         del conn  # not part of Postgres' transaction
         shard = self._ready()

@@ -6,11 +6,10 @@ It runs the same contract suite as the Qdrant adapters, so what passes against i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
-from psycopg import AsyncConnection
 
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
     IndexNotReadyError,
@@ -61,7 +60,7 @@ class InMemoryVectorIndex:
             raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
 
     async def upsert(
-        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+        self, points: Sequence[VectorPoint], *, conn: Connection | None = None
     ) -> None:
         """Writes points; a repeated id replaces the earlier point (``conn``: not transactional)."""
         del conn  # not part of Postgres' transaction
@@ -70,7 +69,7 @@ class InMemoryVectorIndex:
         for point_id, vector, payload in staged:
             self._points[point_id] = (vector, payload)
 
-    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: Connection | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
         del conn  # not part of Postgres' transaction
         self._ready()

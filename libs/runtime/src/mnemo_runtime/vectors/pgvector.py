@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 import orjson
-from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool
+from psycopg.rows import dict_row
 
 from mnemo_runtime.migrate import schema_lock
-from mnemo_runtime.pg import literal_cursor
+from mnemo_runtime.pg import Connection, Pool, literal_cursor
 from mnemo_runtime.pg_partitions import ensure_split, partition_by, partitions_ddl
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
@@ -89,7 +88,7 @@ CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table}
 class PgVectorIndex:
     """VectorIndex on a table of the Postgres the pool connects to."""
 
-    def __init__(self, pool: AsyncConnectionPool, table: str = DEFAULT_TABLE) -> None:
+    def __init__(self, pool: Pool, table: str = DEFAULT_TABLE) -> None:
         if not _NAME.match(table):
             raise ValueError(f"{table!r} is not a plain table name")
         self._pool = pool
@@ -134,7 +133,7 @@ class PgVectorIndex:
             raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
 
     async def upsert(
-        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+        self, points: Sequence[VectorPoint], *, conn: Connection | None = None
     ) -> None:
         """Writes points (in ``conn``'s transaction when given); a repeated id replaces one."""
         self._ready()
@@ -161,15 +160,13 @@ class PgVectorIndex:
         params = [list(column) for column in zip(*latest, strict=True)]
         await self._run(conn, sql, params)
 
-    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: Connection | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
         self._ready()
         if ids:
             await self._run(conn, f"DELETE FROM {self._table} WHERE id = ANY(%s)", [list(ids)])
 
-    async def _run(
-        self, conn: AsyncConnection[Any] | None, sql: str, params: Sequence[Any]
-    ) -> None:
+    async def _run(self, conn: Connection | None, sql: str, params: Sequence[Any]) -> None:
         if conn is not None:
             await conn.execute(sql, params)
             return
@@ -195,12 +192,12 @@ class PgVectorIndex:
             # Planned for these values, whatever the connection's plan cache mode: a small
             # representation takes the B-tree and an exact sort, a large one the graph (a
             # generic plan would pick one for all).
-            cur = literal_cursor(conn)
+            cur = literal_cursor(conn, dict_row)
             await cur.execute(
                 f"SELECT n.id, n.level, n.session_id, n.created_at, -n.d AS score FROM ({sql}) n",
                 params,
             )
-            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+            rows: list[dict[str, Any]] = await cur.fetchall()
         hits = [VectorHit(str(r["id"]), float(r["score"]), _payload(scope, r)) for r in rows]
         # Iterative scans return rows in nearly, not strictly, increasing distance.
         hits.sort(key=lambda h: h.score, reverse=True)
@@ -230,7 +227,7 @@ class PgVectorIndex:
         """The table (split by representation) the points live in."""
         return self._table
 
-    def in_database_of(self, pool: AsyncConnectionPool) -> bool:
+    def in_database_of(self, pool: Pool) -> bool:
         """Whether ``pool`` reaches the database this index's table lives in (``nearest``)."""
         return pool is self._pool
 
@@ -244,7 +241,7 @@ class PgVectorIndex:
                 f"SELECT count(*) AS n FROM {self._table} WHERE {where}", params
             )
             row = await cur.fetchone()
-        return int(row["n"]) if row else 0  # type: ignore[call-overload]
+        return int(row["n"]) if row else 0
 
     async def optimize(self) -> bool:
         """Nothing to build: the graph is maintained as points are written."""

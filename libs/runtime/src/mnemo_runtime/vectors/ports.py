@@ -14,7 +14,8 @@ from typing import Any, Literal, Protocol, TypeAlias, get_args
 
 import numpy as np
 import numpy.typing as npt
-from psycopg import AsyncConnection
+
+from mnemo_runtime.pg import Connection
 
 Level = Literal["explicit", "deductive", "inductive", "contradiction"]
 LEVELS: frozenset[Level] = frozenset(get_args(Level))
@@ -199,7 +200,7 @@ class VectorIndex(Protocol):
         ...
 
     async def upsert(
-        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+        self, points: Sequence[VectorPoint], *, conn: Connection | None = None
     ) -> None:
         """Writes points; idempotent on id (a repeated id replaces the earlier point).
 
@@ -208,7 +209,7 @@ class VectorIndex(Protocol):
         """
         ...
 
-    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: Connection | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored (``conn`` as for upsert)."""
         ...
 

@@ -8,12 +8,11 @@ and a graph is built per scope (payload_m) on the tenant-indexed `scope` field o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from psycopg import AsyncConnection
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
+from mnemo_runtime.pg import Connection
 from mnemo_runtime.vectors import codec
 from mnemo_runtime.vectors.ports import (
     DimensionMismatchError,
@@ -127,7 +126,7 @@ class QdrantServerVectorIndex:
             raise IndexNotReadyError("call ensure(dimension, model_name) before using the index")
 
     async def upsert(
-        self, points: Sequence[VectorPoint], *, conn: AsyncConnection[Any] | None = None
+        self, points: Sequence[VectorPoint], *, conn: Connection | None = None
     ) -> None:
         """Writes points and waits until they are searchable; a repeated id replaces the point.
 
@@ -147,7 +146,7 @@ class QdrantServerVectorIndex:
         ]
         await self._client.upsert(self._collection, batch, wait=True)
 
-    async def delete(self, ids: Sequence[str], *, conn: AsyncConnection[Any] | None = None) -> None:
+    async def delete(self, ids: Sequence[str], *, conn: Connection | None = None) -> None:
         """Removes points by observation id; unknown ids are ignored."""
         del conn  # not part of Postgres' transaction
         self._ready()

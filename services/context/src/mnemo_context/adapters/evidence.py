@@ -16,8 +16,7 @@ from typing import Any
 
 import orjson
 import psycopg
-from psycopg.rows import tuple_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg.rows import AsyncRowFactory, dict_row, tuple_row
 from pydantic import TypeAdapter
 
 from mnemo_context.adapters import lists
@@ -28,7 +27,7 @@ from mnemo_context.ports import (
     ObservationRow,
     PassageHit,
 )
-from mnemo_runtime.pg import literal_cursor
+from mnemo_runtime.pg import Pool, literal_cursor
 from mnemo_runtime.vectors.pgvector import PgVectorIndex, vector_literal
 from mnemo_runtime.vectors.ports import Scope, SearchFilters, VectorLike
 from mnemo_schema.context_queries import ContextMessage
@@ -69,7 +68,7 @@ class PostgresEvidence:
     With ``vectors`` (the observation vectors' index, in this pool's database), ``dense``
     searches the observations too, in its own statement."""
 
-    def __init__(self, pool: AsyncConnectionPool, vectors: PgVectorIndex | None = None) -> None:
+    def __init__(self, pool: Pool, vectors: PgVectorIndex | None = None) -> None:
         self._pool = pool
         self._vectors = vectors
 
@@ -80,9 +79,8 @@ class PostgresEvidence:
         its values in its text, planned for them (``pg.literal_cursor``)."""
         try:
             async with self._pool.connection() as conn:
-                cur = literal_cursor(conn) if literal else conn.cursor()
-                if values:
-                    cur.row_factory = tuple_row
+                rows: AsyncRowFactory[Any] = tuple_row if values else dict_row
+                cur = literal_cursor(conn, rows) if literal else conn.cursor(row_factory=rows)
                 await cur.execute(sql, params)
                 return await cur.fetchall()
         except psycopg.errors.UndefinedTable:

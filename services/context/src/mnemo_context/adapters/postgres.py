@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from psycopg_pool import AsyncConnectionPool
 from pydantic import TypeAdapter
 
 from mnemo_context.domain import Observation
 from mnemo_context.ports import StoredSummary, WindowPage
+from mnemo_runtime.pg import Pool
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 from mnemo_schema.summaries import SummaryType
 
@@ -71,13 +71,13 @@ def _sessions(sessions: frozenset[str] | None) -> tuple[str, list[Any]]:
 
 
 class PostgresReads:
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
     async def _all(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Row]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
-            return await cur.fetchall()  # type: ignore[return-value]
+            return await cur.fetchall()
 
     async def latest_summaries(self, ws: str, session_id: str) -> dict[str, StoredSummary]:
         rows = await self._all(f"SELECT newest.* FROM {_NEWEST}", {"ws": ws, "sid": session_id})

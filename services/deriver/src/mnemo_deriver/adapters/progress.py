@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_deriver.batching import RepKey
 from mnemo_deriver.ports import ObservationLog
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.progress import Announce, announce_sessions
 from mnemo_schema.progress import DerivationProgressed
 
@@ -48,7 +47,7 @@ class LogProgress:
         await self._publish(event, sessions)
 
 
-async def hand_over(pool: AsyncConnectionPool, log: ObservationLog) -> int:
+async def hand_over(pool: Pool, log: ObservationLog) -> int:
     """Put the lines kept in Postgres (``deriver_lines``, where progress was recorded before it
     went on the log) on the log as progress events, then empty the table; how many.
 

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_dialectic.domain import Msg, Obs, View
 from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors import Level
 from mnemo_schema.retrieval import RankedMessage, RankedObservation, RetrievalQuery
@@ -69,7 +68,7 @@ def _like(text: str) -> str:
 class PgScopeReader:
     """Reads of one representation from Postgres; searches through the retrieval engine."""
 
-    def __init__(self, pool: AsyncConnectionPool, retrieval: RetrievalClient) -> None:
+    def __init__(self, pool: Pool, retrieval: RetrievalClient) -> None:
         self._pool = pool
         self._store = RepresentationStore(pool)
         self._retrieval = retrieval
@@ -77,7 +76,7 @@ class PgScopeReader:
     async def _rows(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
-            return await cur.fetchall()  # type: ignore[return-value]
+            return await cur.fetchall()
 
     @staticmethod
     def _params(scope: View, sessions: frozenset[str] | None, **more: Any) -> dict[str, Any]:

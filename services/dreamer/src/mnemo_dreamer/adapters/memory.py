@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_dreamer.ports import Observation, SourceMessage
 from mnemo_runtime import positions
 from mnemo_runtime.memory.store import RepresentationStore
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.positions import wait_applied
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors.ports import Level, Scope
@@ -34,9 +33,7 @@ def _obs(r: dict[str, Any]) -> Observation:
     )
 
 
-async def store_check(
-    pool: AsyncConnectionPool, events: Sequence[ObservationWritten]
-) -> list[Rejected | None]:
+async def store_check(pool: Pool, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
     """For each observation, None if the memory projection will accept it, else why not: the
     grounding rule (``mnemo_schema.grounding``) against the tables as they stand, run before an
     observation is published so that the model is told what it got wrong. The projection's own
@@ -54,7 +51,7 @@ async def store_check(
                 " JOIN messages m ON m.workspace = k.workspace AND m.id = k.id",
                 (list(workspaces), list(ids)),
             )
-            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+            rows: list[dict[str, Any]] = await cur.fetchall()
         cited = {
             (r["workspace"], r["id"]): CitedMessage(r["content"], r["representations"])
             for r in rows
@@ -70,9 +67,7 @@ async def store_check(
 class PgMemory:
     """Reads through ``RepresentationStore`` (always keyed); similarity through the engine."""
 
-    def __init__(
-        self, pool: AsyncConnectionPool, retrieval: RetrievalClient, partitions: int
-    ) -> None:
+    def __init__(self, pool: Pool, retrieval: RetrievalClient, partitions: int) -> None:
         self._pool = pool
         self._partitions = partitions
         self._store = RepresentationStore(pool)
@@ -106,7 +101,7 @@ class PgMemory:
                 " WHERE workspace = %s AND id = ANY(%s) ORDER BY created_at",
                 (scope.workspace, list(message_ids)),
             )
-            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+            rows: list[dict[str, Any]] = await cur.fetchall()
         return [SourceMessage(r["id"], r["peer_id"], r["content"], r["created_at"]) for r in rows]
 
     async def card(self, scope: Scope) -> list[str] | None:
@@ -116,7 +111,7 @@ class PgMemory:
                 " AND observed = %s",
                 (scope.workspace, scope.observer, scope.observed),
             )
-            row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
+            row: dict[str, Any] | None = await cur.fetchone()
         return None if row is None else list(row["card"])
 
     async def configuration(
@@ -128,7 +123,7 @@ class PgMemory:
                 " LEFT JOIN sessions s ON s.workspace = w.id AND s.id = %s WHERE w.id = %s",
                 (session_id, workspace),
             )
-            row: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
+            row: dict[str, Any] | None = await cur.fetchone()
         if row is None:
             return WorkspaceConfiguration()
         levels = [row["workspace"], row["session"]]

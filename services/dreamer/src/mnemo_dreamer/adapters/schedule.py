@@ -8,11 +8,9 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_dreamer.domain import Schedule, on_completed, on_explicit
 from mnemo_dreamer.settings import DreamerSettings
+from mnemo_runtime.pg import Connection, Pool
 from mnemo_runtime.vectors.ports import Scope
 
 _COLUMNS = [f.name for f in fields(Schedule)]
@@ -30,7 +28,7 @@ def _row(r: dict[str, Any]) -> Schedule:
 class PgSchedule:
     """The schedule of every representation, one row each."""
 
-    def __init__(self, pool: AsyncConnectionPool, settings: DreamerSettings) -> None:
+    def __init__(self, pool: Pool, settings: DreamerSettings) -> None:
         self._pool = pool
         self._settings = settings
 
@@ -63,7 +61,7 @@ class PgSchedule:
         async with self._pool.connection() as conn:
             cur = await conn.execute(f"SELECT * FROM dream_schedule WHERE {_KEY}", _key(scope))
             r = await cur.fetchone()
-        return _row(r) if r is not None else Schedule(*_key(scope))  # type: ignore[arg-type]
+        return _row(r) if r is not None else Schedule(*_key(scope))
 
     async def forget(self, scope: Scope) -> None:
         async with self._pool.connection() as conn:
@@ -76,7 +74,7 @@ class PgSchedule:
                 " AND due_at <= %s ORDER BY due_at LIMIT 100",
                 (now,),
             )
-            return [_row(r) for r in await cur.fetchall()]  # type: ignore[arg-type]
+            return [_row(r) for r in await cur.fetchall()]
 
     async def mark_published(self, scope: Scope, due_event_id: str) -> None:
         async with self._pool.connection() as conn:
@@ -97,9 +95,9 @@ class PgSchedule:
             )
             r = await cur.fetchone()
             assert r is not None
-            await self._store(conn, on_completed(_row(r), now, explicit_seen, self._settings))  # type: ignore[arg-type]
+            await self._store(conn, on_completed(_row(r), now, explicit_seen, self._settings))
 
-    async def _store(self, conn: AsyncConnection, s: Schedule) -> None:
+    async def _store(self, conn: Connection, s: Schedule) -> None:
         await conn.execute(
             "UPDATE dream_schedule SET explicit_at_last_dream = %s, last_dream_at = %s,"
             f" due_at = %s, due_event_id = %s WHERE {_KEY}",
@@ -116,7 +114,7 @@ class PgSchedule:
                 "SELECT pg_try_advisory_lock(hashtextextended(%s, 872367)) AS held", (key,)
             )
             row = await cur.fetchone()
-            held = bool(row and row["held"])  # type: ignore[call-overload]
+            held = bool(row and row["held"])
             try:
                 yield held
             finally:

@@ -30,7 +30,6 @@ from mnemo.v1 import (
     workspaces_pb2_grpc,
 )
 from nats.aio.client import Client as NATS
-from psycopg_pool import AsyncConnectionPool
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_gateway.app import build_services
@@ -50,6 +49,7 @@ from mnemo_gateway.grpc_api.memory import (
 from mnemo_gateway.grpc_api.messages import message_servicer
 from mnemo_gateway.settings import GatewaySettings
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 
 log = get_logger("mnemo.gateway.grpc")
 
@@ -78,7 +78,7 @@ async def grpc_gateway(
     settings: GrpcSettings,
     gateway: GatewaySettings,
     nc: NATS,
-    pool: AsyncConnectionPool,
+    pool: Pool,
     local_ingest: LocalIngest | None = None,
     authorize: Authorizer | None = None,
     auth: AuthSettings | None = None,

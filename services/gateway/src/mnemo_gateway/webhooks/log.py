@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_gateway.webhooks.work import Delivery
 from mnemo_runtime.deadletters import sanitised
 from mnemo_runtime.migrate import package_migrations
+from mnemo_runtime.pg import Pool
 
 MIGRATIONS = package_migrations("mnemo_gateway")
 
@@ -26,7 +25,7 @@ ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
 
 
 class DeliveryLog:
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
     async def endpoints(self, workspace: str) -> list[tuple[str, str]]:

@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 from nats.aio.client import Client as NATS
-from psycopg_pool import AsyncConnectionPool
 
 from mnemo_gateway.store import ReadStore
 from mnemo_gateway.webhooks.dispatcher import STAGE, Dispatcher
@@ -17,6 +16,7 @@ from mnemo_gateway.webhooks.work import ensure_webhook_stream, new_event, publis
 from mnemo_runtime.bus import ensure_stream
 from mnemo_runtime.deadletters import DeadLetters
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 from mnemo_schema.ids import derived_event_id
 from mnemo_schema.webhooks import QUEUE_EMPTY
@@ -33,7 +33,7 @@ def queue_empty_data(d: Drained) -> dict[str, str | None]:
 
 
 async def run_webhooks(
-    nc: NATS, pool: AsyncConnectionPool, state_dir: Path, stop: asyncio.Event,
+    nc: NATS, pool: Pool, state_dir: Path, stop: asyncio.Event,
     settings: WebhookSettings | None = None,
 ) -> None:  # fmt: skip
     """Until ``stop``: announce drained queues and deliver, when a signing secret is set."""

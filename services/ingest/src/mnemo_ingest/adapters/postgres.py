@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_ingest.ports import SessionCopy, StoredMessage
 from mnemo_runtime import positions
+from mnemo_runtime.pg import Pool
 from mnemo_schema import subjects
 from mnemo_schema.errors import Refusal
 
@@ -16,7 +15,7 @@ _POLL_S = 0.02
 
 
 class PgMessageDirectory:
-    def __init__(self, pool: AsyncConnectionPool, catch_up_timeout: float = 10.0) -> None:
+    def __init__(self, pool: Pool, catch_up_timeout: float = 10.0) -> None:
         self._pool = pool
         self._timeout = catch_up_timeout
 
@@ -27,7 +26,7 @@ class PgMessageDirectory:
                 (workspace, message_id),
             )
             row = await cur.fetchone()
-        return None if row is None else str(row["session_id"])  # type: ignore[call-overload]
+        return None if row is None else str(row["session_id"])
 
     async def conclusion_exists(
         self, workspace: str, conclusion_id: str, observer: str, observed: str
@@ -65,13 +64,13 @@ class PgMessageDirectory:
                 "SELECT metadata, configuration FROM sessions WHERE workspace = %s AND id = %s",
                 (workspace, session_id),
             )
-            session: dict[str, Any] | None = await cur.fetchone()  # type: ignore[assignment]
+            session: dict[str, Any] | None = await cur.fetchone()
             cur = await conn.execute(
                 "SELECT id, peer_id, content, metadata, created_at, token_count FROM messages"
                 " WHERE workspace = %s AND session_id = %s ORDER BY seq",
                 (workspace, session_id),
             )
-            rows: list[dict[str, Any]] = await cur.fetchall()  # type: ignore[assignment]
+            rows: list[dict[str, Any]] = await cur.fetchall()
         if session is None:
             raise Refusal(404, f"session {session_id!r} not found", "session_id")
         return SessionCopy(

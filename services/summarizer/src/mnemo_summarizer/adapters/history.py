@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
 from mnemo_runtime import positions
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.positions import wait_applied
 from mnemo_schema.config import (
     SummaryConfiguration,
@@ -53,7 +52,7 @@ def _summary(cfg: WorkspaceConfiguration | None) -> SummaryConfiguration | None:
 
 
 class PgSessionHistory:
-    def __init__(self, pool: AsyncConnectionPool, partitions: int, wait_s: float = 10.0) -> None:
+    def __init__(self, pool: Pool, partitions: int, wait_s: float = 10.0) -> None:
         self._pool = pool
         self._partitions = partitions
         self._wait_s = wait_s
@@ -67,12 +66,12 @@ class PgSessionHistory:
         args: dict[str, object] = {"ws": workspace, "sid": session_id, "before": before_seq}
         async with self._pool.connection() as conn:
             # The pool hands out rows as dicts.
-            row: dict[str, Any] | None = await (await conn.execute(_CONFIG, args)).fetchone()  # type: ignore[assignment]
+            row: dict[str, Any] | None = await (await conn.execute(_CONFIG, args)).fetchone()
             levels = (_config(row["workspace"]), _config(row["session"])) if row else ()
             configs = tuple(_summary(c) for c in levels)
             told = instructions(effective(*levels), "summarizer")
             latest: dict[SummaryType, Stored] = {}
-            stored: list[dict[str, Any]] = await (await conn.execute(_LATEST, args)).fetchall()  # type: ignore[assignment]
+            stored: list[dict[str, Any]] = await (await conn.execute(_LATEST, args)).fetchall()
             for r in stored:
                 if r["summary_type"] in KINDS:
                     latest[r["summary_type"]] = Stored(
@@ -80,7 +79,7 @@ class PgSessionHistory:
                     )
             # Both tracks are rebuilt from the messages after the older of the two summaries.
             args["after"] = min((latest[k].message_seq if k in latest else 0) for k in KINDS)
-            rows: list[dict[str, Any]] = await (await conn.execute(_MESSAGES, args)).fetchall()  # type: ignore[assignment]
+            rows: list[dict[str, Any]] = await (await conn.execute(_MESSAGES, args)).fetchall()
         messages = tuple(
             Turn(int(r["seq"]), r["id"], r["peer_id"], r["content"], r["created_at"]) for r in rows
         )

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
+from mnemo_runtime.pg import Pool
 from mnemo_runtime.progress import Announce, announce_sessions
 from mnemo_schema.progress import SummarizationProgressed
 from mnemo_summarizer.ports import SummaryLog
@@ -35,7 +34,7 @@ class LogProgress:
             await announce_sessions(self._announce, ws, ids)
 
 
-async def hand_over(pool: AsyncConnectionPool, log: SummaryLog) -> int:
+async def hand_over(pool: Pool, log: SummaryLog) -> int:
     """Put the sessions kept in Postgres (``summarizer_sessions``, where progress was recorded
     before it went on the log) on the log as progress events, then empty the table; how many.
 
