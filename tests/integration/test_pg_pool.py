@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
-from psycopg.rows import dict_row
 import pytest
+from psycopg.rows import dict_row
 
 from mnemo_runtime.pg import literal_cursor, open_pool
 from mnemo_runtime.priority import BackendPriority

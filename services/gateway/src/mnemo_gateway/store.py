@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg.abc import Params
+
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters
 from mnemo_runtime.pg import Pool
 from mnemo_schema import filters as f
@@ -50,12 +52,12 @@ class ReadStore:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
-    async def one(self, sql: str, params: tuple[Any, ...]) -> Row | None:
+    async def one(self, sql: str, params: Params) -> Row | None:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
             return await cur.fetchone()
 
-    async def all(self, sql: str, params: tuple[Any, ...] | list[Any]) -> list[Row]:
+    async def all(self, sql: str, params: Params) -> list[Row]:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)
             return await cur.fetchall()

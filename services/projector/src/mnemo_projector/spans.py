@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from opentelemetry.trace import Span
+
 from mnemo_runtime.tracing import extract_context, tracer
 from mnemo_schema.events import Event
 
@@ -16,7 +18,7 @@ class SpanGroup:
     def __init__(self, batch: list[tuple[int, Event]], projection: str) -> None:
         self._batch = batch
         self._name = projection
-        self._spans: list[object] = []
+        self._spans: list[Span] = []
 
     def __enter__(self) -> None:
         for trace, group in groupby(self._batch, key=lambda se: se[1].trace.get("traceparent")):
@@ -36,4 +38,4 @@ class SpanGroup:
 
     def __exit__(self, *exc: object) -> None:
         for span in self._spans:
-            span.end()  # type: ignore[attr-defined]
+            span.end()

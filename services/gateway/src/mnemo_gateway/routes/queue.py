@@ -161,7 +161,7 @@ def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 async def _units(store: ReadStore, params: dict[str, Any]) -> QueueStatus:
-    rows = await store.all(_SQL, params)  # type: ignore[arg-type]
+    rows = await store.all(_SQL, params)
     by_session: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         if r["session_id"] is not None:
