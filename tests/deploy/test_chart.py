@@ -146,8 +146,11 @@ def test_without_auth_the_gateways_say_so_and_mount_no_keys(rendered: Any) -> No
     docs = rendered(sets=("auth.enabled=false",))
     (config,) = _config(docs)
     assert config["data"]["MNEMO_AUTH"] == "off"
-    assert not any(v["name"] == "auth" for d in _of(docs, "Deployment")
-                   for v in d["spec"]["template"]["spec"]["volumes"])  # fmt: skip
+    assert not any(
+        v["name"] == "auth"
+        for d in _of(docs, "Deployment")
+        for v in d["spec"]["template"]["spec"]["volumes"]
+    )
     # A NATS without credentials is a choice too: no password, no user.
     docs = rendered(sets=("nats.existingSecret=",))
     (config,) = _config(docs)

@@ -151,8 +151,9 @@ def test_keda_cannot_scale_a_worker_past_its_partitions(chart: Any) -> None:
 def test_partitioned_stages_scale_out_and_every_container_is_told_the_partition_count(
     rendered: Any,
 ) -> None:
-    docs = rendered(sets=("partitions=4", "services.deriver.replicas=3",
-                          "services.projector.replicas=2"))  # fmt: skip
+    docs = rendered(
+        sets=("partitions=4", "services.deriver.replicas=3", "services.projector.replicas=2")
+    )
     deployments = {d["metadata"]["name"]: d for d in _of(docs, "Deployment")}
     assert deployments["m-mnemo-deriver"]["spec"]["replicas"] == 3
     assert deployments["m-mnemo-projector"]["spec"]["replicas"] == 2
@@ -176,8 +177,9 @@ def test_the_umbrella_chart_points_mnemo_at_its_own_nats(chart: Any, tmp_path: P
     assert user["password"] == "<< $MNEMO_NATS_PASSWORD >>"
     ref = values["nats"]["container"]["env"]["MNEMO_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]
     assert (ref["name"], ref["key"]) == (
-        values["mnemo"]["nats"]["existingSecret"], values["mnemo"]["nats"]["existingSecretKey"],
-    )  # fmt: skip
+        values["mnemo"]["nats"]["existingSecret"],
+        values["mnemo"]["nats"]["existingSecretKey"],
+    )
     # The values the umbrella hands to this chart, rendered by this chart.
     (tmp_path / "mnemo.yaml").write_text(yaml.safe_dump(values["mnemo"]))
     out = chart.helm(

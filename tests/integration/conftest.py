@@ -216,9 +216,11 @@ def mnemo(
     # Full-precision query vectors: the ranking the tests pin does not then depend on how the
     # int8 query weights round on this CPU's kernels (the int8 path has tests of its own).
     proc = MnemoProcess(
-        nats_url, database_url, tmp_path_factory.mktemp("mnemo") / "mnemo.log",
+        nats_url,
+        database_url,
+        tmp_path_factory.mktemp("mnemo") / "mnemo.log",
         extra_env={"MNEMO_MEMORY_EMBED_QUERY_INT8": "false"},
-    )  # fmt: skip
+    )
     proc.start()
     yield proc
     proc.stop()
@@ -346,6 +348,5 @@ def neighbour(of: str, partitions: int) -> str:
     """A workspace id in the same partition of the log as ``of``."""
     home = subjects.partition_of(of, partitions)
     return next(
-        w for i in range(10_000)
-        if subjects.partition_of(w := f"{of}-n{i}", partitions) == home
-    )  # fmt: skip
+        w for i in range(10_000) if subjects.partition_of(w := f"{of}-n{i}", partitions) == home
+    )

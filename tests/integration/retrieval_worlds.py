@@ -56,11 +56,16 @@ class World:
 def _message(ws: str, turn_id: str, speaker: str, text: str, at: object) -> MessagePosted:
     peer = speaker.lower()
     return MessagePosted(
-        workspace=ws, session_id="s" + turn_id.split(":")[0].lstrip("D"), message_id=f"m-{turn_id}",
-        peer_id=peer, content=text, metadata={"turn_id": turn_id}, created_at=at,
+        workspace=ws,
+        session_id="s" + turn_id.split(":")[0].lstrip("D"),
+        message_id=f"m-{turn_id}",
+        peer_id=peer,
+        content=text,
+        metadata={"turn_id": turn_id},
+        created_at=at,
         token_count=len(text.split()),
         representations=[Representation(observer=peer, observed=peer)],
-    )  # fmt: skip
+    )
 
 
 async def _apply(
@@ -96,20 +101,37 @@ async def world(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
     )
     # What the deriver would write: statements of the speaker, relative dates resolved.
     observed = [
-        ("D1:3", "caroline", "Caroline went to a LGBTQ support group on 7 May 2023.",
-         "I went to a LGBTQ support group yesterday"),
-        ("D1:14", "melanie", "Melanie painted a lake sunrise in 2022.",
-         "I painted that lake sunrise last year"),
-        ("D2:8", "caroline", "Caroline is researching adoption agencies.",
-         "Researching adoption agencies"),
-    ]  # fmt: skip
+        (
+            "D1:3",
+            "caroline",
+            "Caroline went to a LGBTQ support group on 7 May 2023.",
+            "I went to a LGBTQ support group yesterday",
+        ),
+        (
+            "D1:14",
+            "melanie",
+            "Melanie painted a lake sunrise in 2022.",
+            "I painted that lake sunrise last year",
+        ),
+        (
+            "D2:8",
+            "caroline",
+            "Caroline is researching adoption agencies.",
+            "Researching adoption agencies",
+        ),
+    ]
     obs = [
         ObservationWritten(
-            workspace=ws, observation_id=f"o-{turn}", observer=peer, observed=peer,
-            content=text, source_message_ids=[f"m-{turn}"], source_span=span,
+            workspace=ws,
+            observation_id=f"o-{turn}",
+            observer=peer,
+            observed=peer,
+            content=text,
+            source_message_ids=[f"m-{turn}"],
+            source_span=span,
         )
         for turn, peer, text, span in observed
-    ]  # fmt: skip
+    ]
     adapters = await _project(pool, embedder, events, obs)
     engine = build_engine(pool, adapters)
     ids = {t.id: f"m-{t.id}" for t in turns} | {f"D9:{i}": f"m-D9:{i}" for i in (1, 2, 3)}
@@ -186,11 +208,15 @@ async def derived(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
                 turn = session.turns[o.source_message_index].id
                 obs.append(
                     ObservationWritten(
-                        workspace=ws, observation_id=f"o-{turn}-{n}", observer=speaker.lower(),
-                        observed=speaker.lower(), content=o.fact,
-                        source_message_ids=[f"m-{turn}"], source_span=o.source_span,
+                        workspace=ws,
+                        observation_id=f"o-{turn}-{n}",
+                        observer=speaker.lower(),
+                        observed=speaker.lower(),
+                        content=o.fact,
+                        source_message_ids=[f"m-{turn}"],
+                        source_span=o.source_span,
                     )
-                )  # fmt: skip
+                )
     adapters = await _project(pool, embedder, events, obs)
     ids = {t.id: f"m-{t.id}" for s in case.sessions[:3] for t in s.turns}
     yield World(

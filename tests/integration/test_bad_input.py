@@ -142,8 +142,10 @@ async def test_a_poison_command_on_the_bus_is_refused_and_nothing_is_appended(mn
         assert reply["ok"] is False
         assert reply["error"]["status"] == 422
         assert reply["error"]["field"] == "messages.0.content"
-        for raw in (b'{"kind": "ensure_peer", "peer_id": "p", "metadata": {"x": NaN}}',
-                    b'{"kind": "ensure_peer", "peer_id": "p", "correlation_id": "c\\u0000"}'):  # fmt: skip
+        for raw in (
+            b'{"kind": "ensure_peer", "peer_id": "p", "metadata": {"x": NaN}}',
+            b'{"kind": "ensure_peer", "peer_id": "p", "correlation_id": "c\\u0000"}',
+        ):
             reply = json.loads(
                 (await nc.request(subjects.command_subject(workspace), raw, 10)).data
             )

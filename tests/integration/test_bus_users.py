@@ -45,9 +45,12 @@ async def _connect(user: NatsUser, port: int, errors: list[str]) -> nats.NATS:
     while True:
         try:
             return await nats.connect(
-                user.url("127.0.0.1", port), inbox_prefix=user.inbox_prefix or "_INBOX",
-                error_cb=noted, allow_reconnect=False, max_reconnect_attempts=0,
-            )  # fmt: skip
+                user.url("127.0.0.1", port),
+                inbox_prefix=user.inbox_prefix or "_INBOX",
+                error_cb=noted,
+                allow_reconnect=False,
+                max_reconnect_attempts=0,
+            )
         except Exception:
             assert loop.time() < deadline, "the server never accepted the new user"
             await asyncio.sleep(0.05)

@@ -23,9 +23,14 @@ _SHARED = ("NATS_URL", "DATABASE_URL", "MNEMO_NATS_USER", "MNEMO_NATS_PASSWORD")
 async def test_every_fault_is_recovered_from_with_nothing_lost_or_doubled(tmp_path: Path):
     environ = {k: v for k, v in os.environ.items() if k not in _SHARED}
     config = ChaosConfig(
-        state=tmp_path / "chaos", messages=600, rate=20.0, workers=4, outage_s=1.0,
-        recovery_s=240.0, drain_s=300.0,
-    )  # fmt: skip
+        state=tmp_path / "chaos",
+        messages=600,
+        rate=20.0,
+        workers=4,
+        outage_s=1.0,
+        recovery_s=240.0,
+        drain_s=300.0,
+    )
     report = await run(config, environ, say=print)
     print(report.render())
     assert [f.name for f in report.faults] == list(FAULTS)

@@ -19,8 +19,11 @@ OFF = {"reasoning": {"enabled": False}}
 def test_reasoning_switched_off_at_any_level_forms_no_memory(settle, mnemo, workspace):
     quiet_ws = f"{workspace}-quiet"
     q = Honcho(
-        base_url=mnemo.url, workspace_id=quiet_ws, max_retries=0, timeout=30,
-    )  # fmt: skip
+        base_url=mnemo.url,
+        workspace_id=quiet_ws,
+        max_retries=0,
+        timeout=30,
+    )
     q_alice = q.peer("alice")  # the workspace exists from here
     q.set_configuration(WorkspaceConfiguration(reasoning=ReasoningConfiguration(enabled=False)))
     q.session("s", peers=[q_alice]).add_messages([q_alice.message("I work as a nurse in Lisbon.")])
@@ -28,9 +31,10 @@ def test_reasoning_switched_off_at_any_level_forms_no_memory(settle, mnemo, work
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     alice = h.peer("alice")
     quiet = h.session(
-        "quiet", peers=[alice],
+        "quiet",
+        peers=[alice],
         configuration=SessionConfiguration(reasoning=ReasoningConfiguration(enabled=False)),
-    )  # fmt: skip
+    )
     quiet.add_messages([alice.message("My bank PIN is 4417.")])
     loud = h.session("loud", peers=[alice])
     loud.add_messages(
@@ -67,8 +71,9 @@ def test_a_peer_card_not_to_be_used_stays_out_of_the_context(mnemo, workspace):
     # The session's own configuration overrides the workspace's.
     uid = uuid.uuid4().hex[:6]
     other = h.session(
-        f"s-{uid}", peers=[alice],
+        f"s-{uid}",
+        peers=[alice],
         configuration=SessionConfiguration(peer_card=PeerCardConfiguration(use=True)),
-    )  # fmt: skip
+    )
     other.add_messages([alice.message("Hi.")])
     assert other.context(peer_target="alice").peer_card == ["Name: Alice", "Works as a nurse"]

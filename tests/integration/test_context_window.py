@@ -93,15 +93,27 @@ async def test_window_page_can_start_after_the_newest_summaries(fresh_database, 
                 conn, [(workspace, f"m{s}", "s", s, "p", f"#{s}", 2, START) for s in range(1, 101)]
             )
             # History: only each type's newest summary counts; the older of those two bounds.
-            for kind, seq, covers in (("short", 1, 90), ("short", 2, 95), ("long", 1, 20),
-                                      ("long", 2, 70), ("short", 1, 99)):  # fmt: skip
+            for kind, seq, covers in (
+                ("short", 1, 90),
+                ("short", 2, 95),
+                ("long", 1, 20),
+                ("long", 2, 70),
+                ("short", 1, 99),
+            ):
                 await conn.execute(
                     "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
                     " message_id, message_seq, messages_covered, token_count, created_at)"
                     " VALUES (%s, %s, %s, %s, 'x', %s, %s, %s, 1, now())",
-                    (workspace, "other" if covers == 99 else "s", kind, seq, f"m{covers}",
-                     covers, covers),
-                )  # fmt: skip
+                    (
+                        workspace,
+                        "other" if covers == 99 else "s",
+                        kind,
+                        seq,
+                        f"m{covers}",
+                        covers,
+                        covers,
+                    ),
+                )
         reads = PostgresReads(pool)
         newest = await reads.latest_summaries(workspace, "s")
         assert {kind: s.message_seq for kind, s in newest.items()} == {"short": 95, "long": 70}
@@ -111,8 +123,11 @@ async def test_window_page_can_start_after_the_newest_summaries(fresh_database, 
             assert got.after_seq == 70
             fixed = await reads.window_page(workspace, "s", 70, None, limit, budget)
             assert (got.messages, got.seqs, got.read, got.tokens) == (
-                fixed.messages, fixed.seqs, fixed.read, fixed.tokens,
-            )  # fmt: skip
+                fixed.messages,
+                fixed.seqs,
+                fixed.read,
+                fixed.tokens,
+            )
         assert [m.id for m in got.messages] == [f"m{s}" for s in range(96, 101)]
     finally:
         await pool.close()

@@ -78,11 +78,13 @@ def test_a_knowledge_update_supersedes_the_old_value(
     user, assistant = h.peer("user"), h.peer("assistant")
     session = h.session("s1")
     session.add_peers([user, assistant])
-    session.add_messages([
-        user.message("I live in Boston.", created_at=datetime(2024, 1, 5, tzinfo=UTC)),
-        assistant.message("Boston is lovely in the fall."),
-        user.message("I moved to Denver.", created_at=datetime(2024, 3, 5, tzinfo=UTC)),
-    ])  # fmt: skip
+    session.add_messages(
+        [
+            user.message("I live in Boston.", created_at=datetime(2024, 1, 5, tzinfo=UTC)),
+            assistant.message("Boston is lovely in the fall."),
+            user.message("I moved to Denver.", created_at=datetime(2024, 3, 5, tzinfo=UTC)),
+        ]
+    )
     settle(h)
     before = [c.content for c in user.conclusions.query("Where does the user live?", top_k=10)]
     assert any("Boston" in c for c in before), before
@@ -93,8 +95,9 @@ def test_a_knowledge_update_supersedes_the_old_value(
         database_url,
         "SELECT id, deleted_at, delete_reason FROM observations WHERE workspace = %s"
         " AND level = 'explicit' AND content ILIKE %s",
-        workspace, "%Boston%",
-    )  # fmt: skip
+        workspace,
+        "%Boston%",
+    )
     assert old and all(r["deleted_at"] is not None for r in old), old
     [update] = rows(
         database_url,
@@ -130,10 +133,12 @@ def test_a_beam_chat_dreams_with_the_local_reasoner(
     session = h.session("beam-1")
     session.add_peers([user, assistant])
     for start in range(0, len(chosen), 50):
-        session.add_messages([
-            MessageCreateParams(peer_id=m["role"], content=m["content"][:20_000])
-            for m in chosen[start : start + 50]
-        ])  # fmt: skip
+        session.add_messages(
+            [
+                MessageCreateParams(peer_id=m["role"], content=m["content"][:20_000])
+                for m in chosen[start : start + 50]
+            ]
+        )
     settle(h, timeout=300)
     explicit = rows(
         database_url,
@@ -165,8 +170,9 @@ def test_a_beam_chat_dreams_with_the_local_reasoner(
         database_url,
         "SELECT 1 FROM observations WHERE workspace = %s AND level = 'deductive'"
         " AND deleted_at IS NULL AND content LIKE %s",
-        workspace, "%commits now 165%",
-    )  # fmt: skip
+        workspace,
+        "%commits now 165%",
+    )
     for d in deleted[:5]:
         # A superseded value leaves retrieval, and the belief that replaced it cites it.
         hits = user.conclusions.query(str(d["content"]), top_k=10)
@@ -175,5 +181,6 @@ def test_a_beam_chat_dreams_with_the_local_reasoner(
             database_url,
             "SELECT 1 FROM observations WHERE workspace = %s AND deleted_at IS NULL"
             " AND %s = ANY(premise_ids)",
-            workspace, d["id"],
-        )  # fmt: skip
+            workspace,
+            d["id"],
+        )

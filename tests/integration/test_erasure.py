@@ -75,10 +75,11 @@ def stack(tmp_path: Path, fresh_database: str, spawn, keys):  # type: ignore[no-
     nats = LocalNats(tmp_path / "nats", free_port())
     url = nats.start()
     proc = spawn(
-        url, fresh_database,
+        url,
+        fresh_database,
         MNEMO_SUMMARIZER_MESSAGES_PER_SHORT_SUMMARY="2",
         MNEMO_SUMMARIZER_MESSAGES_PER_LONG_SUMMARY="4",
-    )  # fmt: skip
+    )
     proc.start()
     yield proc, _Stack(fresh_database, tmp_path / "nats", proc.log.parent / f"state-{proc.port}")
     proc.stop()

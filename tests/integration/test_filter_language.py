@@ -36,9 +36,12 @@ BASE = datetime(2024, 3, 1, tzinfo=UTC)
 WORDS = ["al", "Al", "bo", "alice", "bob", "Carol", "x", ""]
 KEYS = ["score", "tag", "tags", "name", "n"]
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 12), st.sampled_from([0.5, 2.25, -1.5]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 12),
+    st.sampled_from([0.5, 2.25, -1.5]),
     st.sampled_from(WORDS),
-)  # fmt: skip
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: st.one_of(
@@ -221,10 +224,12 @@ def _operand(kind: str, op: str, field: str = "") -> st.SearchStrategy[Any]:
 
 
 KIND_OPS = {
-    "text": OPS, "int": ("eq", "ne", "gt", "gte", "lt", "lte", "in"),
-    "time": ("eq", "ne", "gt", "gte", "lt", "lte", "in"), "text[]": ("eq", "ne", "in", "contains"),
+    "text": OPS,
+    "int": ("eq", "ne", "gt", "gte", "lt", "lte", "in"),
+    "time": ("eq", "ne", "gt", "gte", "lt", "lte", "in"),
+    "text[]": ("eq", "ne", "in", "contains"),
     "json": OPS,
-}  # fmt: skip
+}
 
 
 @st.composite
@@ -286,29 +291,53 @@ def rows(pg_admin_url: str) -> Iterator[psycopg.Connection[dict[str, Any]]]:
     url = new_database(pg_admin_url)
     rnd = random.Random(7)
     docs: list[dict[str, Any]] = [
-        {}, {"score": 5}, {"score": 11.5, "tag": "alice"}, {"score": "7"}, {"tags": ["al", "x"]},
-        {"tags": ["bob", 3, True]}, {"name": "Carol", "n": None}, {"n": {"score": 2}},
-        {"tag": "Alice-al"}, {"score": -3, "n": [1, 2]}, {"name": {"tag": "x"}}, {"n": False},
-    ]  # fmt: skip
+        {},
+        {"score": 5},
+        {"score": 11.5, "tag": "alice"},
+        {"score": "7"},
+        {"tags": ["al", "x"]},
+        {"tags": ["bob", 3, True]},
+        {"name": "Carol", "n": None},
+        {"n": {"score": 2}},
+        {"tag": "Alice-al"},
+        {"score": -3, "n": [1, 2]},
+        {"name": {"tag": "x"}},
+        {"n": False},
+    ]
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         for i in range(36):
             conn.execute(
                 "INSERT INTO messages (workspace, id, session_id, seq, peer_id, content, metadata,"
                 " token_count, created_at) VALUES (%s, %s, %s, %s, %s, 'text', %s, %s, %s)",
-                (WS, f"m{i}", rnd.choice(["s1", "s2", "x"]), i,
-                 rnd.choice(["alice", "bob", "Carol", "al"]), Jsonb(docs[i % len(docs)]),
-                 rnd.randint(0, 50), BASE + timedelta(days=rnd.randint(0, 38), hours=i)),
-            )  # fmt: skip
+                (
+                    WS,
+                    f"m{i}",
+                    rnd.choice(["s1", "s2", "x"]),
+                    i,
+                    rnd.choice(["alice", "bob", "Carol", "al"]),
+                    Jsonb(docs[i % len(docs)]),
+                    rnd.randint(0, 50),
+                    BASE + timedelta(days=rnd.randint(0, 38), hours=i),
+                ),
+            )
             conn.execute(
                 "INSERT INTO observations (workspace, id, observer, observed, session_id, level,"
                 " content, content_key, premise_ids, origin, created_at, seq, times_derived)"
                 " VALUES (%s, %s, %s, %s, %s, %s, 'c', %s, %s, 'api', %s, %s, %s)",
-                (WS, f"o{i}", rnd.choice(["alice", "bob"]), rnd.choice(["alice", "Carol"]),
-                 rnd.choice(["s1", "s2", None]),
-                 rnd.choice(["explicit", "deductive", "inductive", "contradiction"]), f"k{i}",
-                 rnd.sample(["o1", "o2", "m1", "x"], rnd.randint(0, 3)),
-                 BASE + timedelta(days=rnd.randint(0, 38)), i, rnd.randint(1, 4)),
-            )  # fmt: skip
+                (
+                    WS,
+                    f"o{i}",
+                    rnd.choice(["alice", "bob"]),
+                    rnd.choice(["alice", "Carol"]),
+                    rnd.choice(["s1", "s2", None]),
+                    rnd.choice(["explicit", "deductive", "inductive", "contradiction"]),
+                    f"k{i}",
+                    rnd.sample(["o1", "o2", "m1", "x"], rnd.randint(0, 3)),
+                    BASE + timedelta(days=rnd.randint(0, 38)),
+                    i,
+                    rnd.randint(1, 4),
+                ),
+            )
         yield conn
 
 
@@ -375,8 +404,12 @@ def test_conclusion_filters_select_what_the_language_says(rows, f):
 
 def test_the_rows_are_varied_enough_to_tell(rows):
     # Filters that must split the rows: a property over rows that all match (or none) proves little.
-    for f in ({"metadata": {"score": {"gte": 5}}}, {"id": {"contains": "1"}},
-              {"NOT": {"peer_id": "alice"}}, {"metadata": {"tags": {"contains": "al"}}}):  # fmt: skip
+    for f in (
+        {"metadata": {"score": {"gte": 5}}},
+        {"id": {"contains": "1"}},
+        {"NOT": {"peer_id": "alice"}},
+        {"metadata": {"tags": {"contains": "al"}}},
+    ):
         got = _selected(rows, MESSAGES, f)
         assert 0 < len(got) < 36, f
         assert got == _expected(rows, MESSAGES, f)

@@ -37,13 +37,31 @@ def _run(url: str, seed: int, config: Path | None, key: str) -> subprocess.Compl
     if config is not None:
         command += ["--config-file", str(config)]
     command += [
-        "run", f"{url}/openapi.json", "--checks", "not_a_server_error",
-        "--max-examples", str(EXAMPLES), "--seed", str(seed), "--workers", "1",
-        "--request-timeout", "30", "--generation-database", "none", "--no-color",
-        "--exclude-path", "/ready", "--exclude-path", "/health", "--max-failures", "5",
+        "run",
+        f"{url}/openapi.json",
+        "--checks",
+        "not_a_server_error",
+        "--max-examples",
+        str(EXAMPLES),
+        "--seed",
+        str(seed),
+        "--workers",
+        "1",
+        "--request-timeout",
+        "30",
+        "--generation-database",
+        "none",
+        "--no-color",
+        "--exclude-path",
+        "/ready",
+        "--exclude-path",
+        "/health",
+        "--max-failures",
+        "5",
         # Every request with the admin key: the fuzzer reaches the routes' own logic.
-        "--header", f"Authorization: Bearer {key}",
-    ]  # fmt: skip
+        "--header",
+        f"Authorization: Bearer {key}",
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=1200)
 
 

@@ -57,8 +57,12 @@ async def test_direct_and_fastapi_answers_agree(own_nats, fresh_database, write_
             recorder.paths.clear()
 
             # Accepted batches never reach FastAPI, and read back as FastAPI's own route wrote.
-            batch = {"messages": [{"peer_id": "ann", "content": "hi", "metadata": {"k": 1}},
-                                  {"peer_id": "ben", "content": "hello"}]}  # fmt: skip
+            batch = {
+                "messages": [
+                    {"peer_id": "ann", "content": "hi", "metadata": {"k": 1}},
+                    {"peer_id": "ben", "content": "hello"},
+                ]
+            }
             a = await direct.post(MESSAGES, json=batch)
             b = await routed.post(MESSAGES, json=batch)
             assert recorder.paths == [("POST", MESSAGES)]  # only the routed one
@@ -104,7 +108,8 @@ async def test_direct_and_fastapi_answers_agree(own_nats, fresh_database, write_
 
             # A payload with a text/plain content type that happens to be valid is FastAPI's too.
             r = await direct.post(
-                MESSAGES, content=b'{"messages": [{"peer_id": "a", "content": "x"}]}',
+                MESSAGES,
+                content=b'{"messages": [{"peer_id": "a", "content": "x"}]}',
                 headers={"content-type": "text/plain"},
-            )  # fmt: skip
+            )
             assert r.status_code == 422

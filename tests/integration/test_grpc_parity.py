@@ -139,11 +139,15 @@ def grpc_side(channel: grpc.Channel, ws: str) -> dict[str, Any]:
     p.GetOrCreatePeer(pp.GetOrCreatePeerRequest(parent=name, peer_id="bob"))
     s.GetOrCreateSession(
         sp.GetOrCreateSessionRequest(
-            parent=name, session_id="s1", metadata=_struct({"topic": "moving"}),
-            peers={"alice": rp.SessionPeerConfig(),
-                   "bob": rp.SessionPeerConfig(observe_others=True)},
+            parent=name,
+            session_id="s1",
+            metadata=_struct({"topic": "moving"}),
+            peers={
+                "alice": rp.SessionPeerConfig(),
+                "bob": rp.SessionPeerConfig(observe_others=True),
+            },
         )
-    )  # fmt: skip
+    )
     session = f"{name}/sessions/s1"
     sent = m.CreateMessages(
         mp.CreateMessagesRequest(
@@ -165,16 +169,24 @@ def grpc_side(channel: grpc.Channel, ws: str) -> dict[str, Any]:
     created = c.CreateConclusions(
         cp.CreateConclusionsRequest(
             parent=name,
-            conclusions=[cp.NewConclusion(content="Alice likes oranges.", observer_id="alice",
-                                          observed_id="alice", session_id="s1")],
+            conclusions=[
+                cp.NewConclusion(
+                    content="Alice likes oranges.",
+                    observer_id="alice",
+                    observed_id="alice",
+                    session_id="s1",
+                )
+            ],
         )
-    ).conclusions  # fmt: skip
+    ).conclusions
     ctx = x.GetSessionContext(
         xp.GetSessionContextRequest(
-            name=session, tokens=500, peer_target="alice",
+            name=session,
+            tokens=500,
+            peer_target="alice",
             representation=xp.RepresentationOptions(search_query="Where did Alice move to?"),
         )
-    )  # fmt: skip
+    )
     answer = d.Chat(dp.ChatRequest(name=f"{name}/peers/alice", query="Where did Alice move to?"))
     every: list[Any] = []
     token = ""
@@ -251,8 +263,11 @@ def _details(err: grpc.RpcError) -> tuple[int, list[Any]]:
     assert status is not None
     out: list[Any] = []
     for detail in status.details:
-        for kind in (error_details_pb2.BadRequest, error_details_pb2.ErrorInfo,
-                     error_details_pb2.RetryInfo):  # fmt: skip
+        for kind in (
+            error_details_pb2.BadRequest,
+            error_details_pb2.ErrorInfo,
+            error_details_pb2.RetryInfo,
+        ):
             if detail.Is(kind.DESCRIPTOR):
                 msg = kind()
                 detail.Unpack(msg)

@@ -42,18 +42,20 @@ def _session(channel: grpc.Channel, ws: str) -> str:
     )
     sg.SessionServiceStub(channel).GetOrCreateSession(
         sp.GetOrCreateSessionRequest(
-            parent=f"workspaces/{ws}", session_id="s",
+            parent=f"workspaces/{ws}",
+            session_id="s",
             peers={"ann": rp.SessionPeerConfig(), "ben": rp.SessionPeerConfig()},
         )
-    )  # fmt: skip
+    )
     return f"workspaces/{ws}/sessions/s"
 
 
 def _batch(session: str, i: int) -> mp.StreamMessagesRequest:
     return mp.StreamMessagesRequest(
-        parent=session, request_id=f"batch-{i}",
+        parent=session,
+        request_id=f"batch-{i}",
         messages=[mp.NewMessage(peer_id="ann", content=f"batch {i} message {j}") for j in range(3)],
-    )  # fmt: skip
+    )
 
 
 def _stored(channel: grpc.Channel, session: str) -> list[str]:
@@ -129,12 +131,13 @@ def test_chat_streams_its_answer_then_the_evidence(channel, workspace):
     chunks = list(
         dg.DialecticServiceStub(channel).StreamChat(
             dp.StreamChatRequest(
-                name=f"workspaces/{workspace}/peers/ann", query="What is the puppy's name?",
+                name=f"workspaces/{workspace}/peers/ann",
+                query="What is the puppy's name?",
                 include_evidence=True,
             ),
             timeout=60,
         )
-    )  # fmt: skip
+    )
     assert chunks[-1].done and not any(c.done for c in chunks[:-1])
     answer = "".join(c.delta for c in chunks)
     assert "Rex" in answer
@@ -147,9 +150,16 @@ def test_health_answers_serving_per_service_and_reflection_lists_them(channel):
         got = health.Check(health_pb2.HealthCheckRequest(service=name))
         assert got.status == health_pb2.HealthCheckResponse.SERVING, name
     assert {n.split(".")[-1] for n in SERVICE_NAMES} >= {
-        "WorkspaceService", "PeerService", "SessionService", "MessageService",
-        "ConclusionService", "ContextService", "DialecticService", "QueueService", "DreamService",
-    }  # fmt: skip
+        "WorkspaceService",
+        "PeerService",
+        "SessionService",
+        "MessageService",
+        "ConclusionService",
+        "ContextService",
+        "DialecticService",
+        "QueueService",
+        "DreamService",
+    }
     stub = reflection_pb2_grpc.ServerReflectionStub(channel)
     reply = next(
         stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))

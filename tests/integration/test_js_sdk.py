@@ -28,8 +28,12 @@ def test_the_typescript_sdk_writes_reads_and_asks(mnemo, workspace):
     assert NODE is not None
     done = subprocess.run(
         [NODE, "round_trip.mjs", mnemo.url, workspace],
-        cwd=JS, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=JS,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert json.loads(SDK.read_text())["version"] == "2.5.0"

@@ -95,8 +95,10 @@ async def test_smollm2_answers_flow_through_the_deriver(own_nats, fresh_database
             # Retried with the error fed back, then parked whole.
             assert len(calls) == settings.structured_attempts
             for request, _ in calls[1:]:
-                assert any(isinstance(b, ToolResultBlock) and b.is_error
-                           for b in request.messages[-1].content)  # fmt: skip
+                assert any(
+                    isinstance(b, ToolResultBlock) and b.is_error
+                    for b in request.messages[-1].content
+                )
             [letter] = [d for d in dead if d["observed"] == target]
             assert letter["detail"]["message_ids"] == ids
             assert letter["reason"].startswith("MalformedOutput")

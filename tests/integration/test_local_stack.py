@@ -20,8 +20,12 @@ NAMES = ("api", "projector", "read", "memory")
 def _mnemo(*args: str, env: dict[str, str]) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "mnemo_cli", *args],
-        env=env, capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -77,9 +81,10 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
             }
             assert groups == {"api": 0, "projector": 0, "read": 0, "memory": 19}, groups
         assert json.loads((state / "run" / "stack.json").read_text()) == {
-            "nats_url": own_nats, "database_url": fresh_database,
+            "nats_url": own_nats,
+            "database_url": fresh_database,
             "gateway_url": f"http://127.0.0.1:{port}",
-        }  # fmt: skip
+        }
         status = _mnemo("status", env=env)
         assert all(name in status for name in NAMES), status
 

@@ -115,10 +115,13 @@ def test_an_agent_can_publish_commands_on_the_bus_without_mnemo_code(
         for cmd in (
             {"kind": "ensure_workspace"},
             {"kind": "ensure_session", "session_id": "bus", "peers": {"agent": {}}},
-            {"kind": "post_messages", "session_id": "bus",
-             "messages": [{"peer_id": "agent", "content": "Posted from the bus."}]},
+            {
+                "kind": "post_messages",
+                "session_id": "bus",
+                "messages": [{"peer_id": "agent", "content": "Posted from the bus."}],
+            },
             {"kind": "post_messages", "session_id": "bus", "messages": [{"peer_id": "agent"}]},
-        ):  # fmt: skip
+        ):
             msg = await nc.request(
                 subjects.command_subject(workspace), json.dumps(cmd).encode(), 10
             )

@@ -96,9 +96,15 @@ def test_migrate_refuses_a_partition_count_the_stream_does_not_have(
     _migrate(own_nats, fresh_database, MNEMO_PARTITIONS="4")
     run = subprocess.run(
         [sys.executable, "-m", "mnemo_cli", "migrate"],
-        env={**os.environ, "NATS_URL": own_nats, "DATABASE_URL": fresh_database,
-             "MNEMO_PARTITIONS": "6"},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env={
+            **os.environ,
+            "NATS_URL": own_nats,
+            "DATABASE_URL": fresh_database,
+            "MNEMO_PARTITIONS": "6",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode != 0
     assert "MNEMO_PARTITIONS is 6 but the stream MNEMO_EVENTS has 4 partitions" in run.stderr

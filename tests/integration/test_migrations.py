@@ -71,7 +71,8 @@ async def test_a_migrator_killed_holding_the_lock_blocks_nobody(pg_admin_url):
     url = new_database(pg_admin_url, migrated=False)
     holder = subprocess.Popen(
         [
-            sys.executable, "-c",
+            sys.executable,
+            "-c",
             "import sys, psycopg, time\n"
             "c = psycopg.connect(sys.argv[1], autocommit=True)\n"
             "c.execute(\"SELECT pg_advisory_lock(hashtextextended('mnemo.schema-migrations', 0))\")\n"
@@ -80,7 +81,7 @@ async def test_a_migrator_killed_holding_the_lock_blocks_nobody(pg_admin_url):
             url,
         ],
         stdout=subprocess.PIPE,
-    )  # fmt: skip
+    )
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == b"locked"

@@ -102,9 +102,13 @@ async def test_a_projection_clears_a_failing_mark_once_it_follows_the_log_again(
     projection = _Slow()
     workspace = "marked"
     projector = Projector(
-        projection, infra.nc, infra.js, infra.pool, partitions=infra.partitions,
+        projection,
+        infra.nc,
+        infra.js,
+        infra.pool,
+        partitions=infra.partitions,
         partition=subjects.partition_of(workspace, infra.partitions),
-    )  # fmt: skip
+    )
     await projector.setup()
     # What a process killed while the database was away leaves behind: a partition marked as
     # failing (/ready says 503 while it is); and a backlog whose first batch takes long.
@@ -115,9 +119,15 @@ async def test_a_projection_clears_a_failing_mark_once_it_follows_the_log_again(
             (projection.name,),
         )
     event = MessagePosted(
-        workspace=workspace, session_id="s", message_id="m1", peer_id="a", content="x",
-        metadata={}, created_at=datetime.now(UTC), token_count=1,
-    )  # fmt: skip
+        workspace=workspace,
+        session_id="s",
+        message_id="m1",
+        peer_id="a",
+        content="x",
+        metadata={},
+        created_at=datetime.now(UTC),
+        token_count=1,
+    )
     await infra.js.publish(event.subject(), encode_event(event))
     stop = asyncio.Event()
     task = asyncio.create_task(projector.run(stop))

@@ -29,10 +29,16 @@ LONG = (
 
 def posted(text: str) -> MessagePosted:
     return MessagePosted(
-        workspace="w", session_id="s", message_id="m1", peer_id="user", content=text,
-        metadata={}, token_count=len(token_spans(text)), created_at=datetime(2024, 3, 15, tzinfo=UTC),
+        workspace="w",
+        session_id="s",
+        message_id="m1",
+        peer_id="user",
+        content=text,
+        metadata={},
+        token_count=len(token_spans(text)),
+        created_at=datetime(2024, 3, 15, tzinfo=UTC),
         representations=[Representation(observer="user", observed="user")],
-    )  # fmt: skip
+    )
 
 
 async def projected(projection: PassageProjection, conn: Any) -> None:

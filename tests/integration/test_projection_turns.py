@@ -62,9 +62,15 @@ async def _post(infra: Infra, workspace: str, n: int) -> list[int]:
     seqs = []
     for i in range(n):
         event = MessagePosted(
-            workspace=workspace, session_id="s", message_id=f"m{i}", peer_id="a", content="x",
-            metadata={}, created_at=datetime.now(UTC), token_count=1,
-        )  # fmt: skip
+            workspace=workspace,
+            session_id="s",
+            message_id=f"m{i}",
+            peer_id="a",
+            content="x",
+            metadata={},
+            created_at=datetime.now(UTC),
+            token_count=1,
+        )
         ack = await infra.js.publish(event.subject(), encode_event(event))
         seqs.append(ack.seq)
     return seqs
@@ -88,9 +94,14 @@ async def _projector(infra: Infra, partition: int) -> Projector:
     async with infra.pool.connection() as conn:
         await projection.setup(conn)
     projector = Projector(
-        projection, infra.nc, infra.js, infra.pool, BATCH, partition=partition,
+        projection,
+        infra.nc,
+        infra.js,
+        infra.pool,
+        BATCH,
+        partition=partition,
         partitions=infra.partitions,
-    )  # fmt: skip
+    )
     await projector.setup()
     return projector
 

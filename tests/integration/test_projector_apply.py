@@ -34,11 +34,16 @@ WS = "w"
 
 def posted(seq: int) -> tuple[int, MessagePosted]:
     return seq, MessagePosted(
-        workspace=WS, session_id="s", message_id=f"m{seq}", peer_id="ann",
-        content=f"message number {seq}", metadata={"n": seq}, token_count=3,
+        workspace=WS,
+        session_id="s",
+        message_id=f"m{seq}",
+        peer_id="ann",
+        content=f"message number {seq}",
+        metadata={"n": seq},
+        token_count=3,
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
         representations=[Representation(observer="ben", observed="ann")],
-    )  # fmt: skip
+    )
 
 
 async def rows(conn: psycopg.AsyncConnection) -> list[tuple[object, ...]]:

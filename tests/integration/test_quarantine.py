@@ -30,8 +30,11 @@ from .conftest import admin_headers, wait_until
 def _dlq(db: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mnemo_cli", "dlq", *args],
-        env={**os.environ, "DATABASE_URL": db}, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env={**os.environ, "DATABASE_URL": db},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _letters(db: str) -> list[dict[str, object]]:
@@ -43,12 +46,23 @@ def _letters(db: str) -> list[dict[str, object]]:
 def _poison(workspace: str, content: str) -> bytes:
     """A MessagePosted as an old release (or anyone on the bus) could have put in the log."""
     event = MessagePosted.model_construct(
-        event_id="p" * 32, schema_version=1, occurred_at=datetime.now(UTC), workspace=workspace,
-        correlation_id=None, causation_id=None, trace={}, type="MessagePosted",
-        session_id="s", message_id="poisoned", peer_id="a", content=content, metadata={},
-        created_at=datetime.now(UTC), token_count=2,
+        event_id="p" * 32,
+        schema_version=1,
+        occurred_at=datetime.now(UTC),
+        workspace=workspace,
+        correlation_id=None,
+        causation_id=None,
+        trace={},
+        type="MessagePosted",
+        session_id="s",
+        message_id="poisoned",
+        peer_id="a",
+        content=content,
+        metadata={},
+        created_at=datetime.now(UTC),
+        token_count=2,
         representations=[Representation(observer="a", observed="a")],
-    )  # fmt: skip
+    )
     return encode_event(event)
 
 
@@ -88,8 +102,10 @@ def test_a_poison_event_is_quarantined_marked_redriven_and_honoured_on_replay(
     # The projection goes on: a write after it is answered and read back at once.
     r = httpx.post(
         f"{url}/v3/workspaces/{ws}/sessions/s/messages",
-        json={"messages": [{"peer_id": "a", "content": "after the poison"}]}, timeout=15,headers=admin
-    )  # fmt: skip
+        json={"messages": [{"peer_id": "a", "content": "after the poison"}]},
+        timeout=15,
+        headers=admin,
+    )
     assert r.status_code == 201 and r.elapsed.total_seconds() < 5
     assert _messages(url, ws) == ["after the poison"]
 
@@ -200,15 +216,26 @@ async def test_an_event_that_keeps_failing_is_quarantined_and_the_rest_applied(
     async with infra.pool.connection() as conn:
         await projection.setup(conn)
     projector = Projector(
-        projection, infra.nc, infra.js, infra.pool, retry=RetryPolicy(3, (0.01,)),
-        partition=subjects.partition_of("breaking", infra.partitions), partitions=infra.partitions,
-    )  # fmt: skip
+        projection,
+        infra.nc,
+        infra.js,
+        infra.pool,
+        retry=RetryPolicy(3, (0.01,)),
+        partition=subjects.partition_of("breaking", infra.partitions),
+        partitions=infra.partitions,
+    )
     await projector.setup()
     for i in range(1, 5):
         event = MessagePosted(
-            workspace="breaking", session_id="s", message_id=f"m{i}", peer_id="a",
-            content="x", metadata={}, created_at=datetime.now(UTC), token_count=1,
-        )  # fmt: skip
+            workspace="breaking",
+            session_id="s",
+            message_id=f"m{i}",
+            peer_id="a",
+            content="x",
+            metadata={},
+            created_at=datetime.now(UTC),
+            token_count=1,
+        )
         await infra.js.publish(event.subject(), encode_event(event))
     try:
         applied = await asyncio.wait_for(projector.catch_up(), 30)

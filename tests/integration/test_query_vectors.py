@@ -57,12 +57,18 @@ async def _workspace(pool: AsyncConnectionPool, embedder: Embedder) -> str:
     events: list[Event] = [PeerCreated(workspace=ws, peer_id="ana", metadata={})]
     events += [
         MessagePosted(
-            workspace=ws, session_id="s1", message_id=f"m-{n}", peer_id="ana", content=text,
-            metadata={}, created_at=at + timedelta(minutes=n), token_count=len(text.split()),
+            workspace=ws,
+            session_id="s1",
+            message_id=f"m-{n}",
+            peer_id="ana",
+            content=text,
+            metadata={},
+            created_at=at + timedelta(minutes=n),
+            token_count=len(text.split()),
             representations=[Representation(observer="ana", observed="ana")],
         )
         for n, text in enumerate(TURNS)
-    ]  # fmt: skip
+    ]
     passages = PassageProjection(embedder)
     batch = list(enumerate(events, start=1))
     async with pool.connection() as conn:

@@ -15,9 +15,11 @@ from mnemo_schema.events import decode_event
 from mnemo_schema.observations import ObservationWritten
 
 FACTS = [
-    "I moved to Lisbon last spring.", "I work as a nurse at the city hospital.",
-    "I have two dogs called Rex and Luna.", "I started learning the cello in May.",
-]  # fmt: skip
+    "I moved to Lisbon last spring.",
+    "I work as a nurse at the city hospital.",
+    "I have two dogs called Rex and Luna.",
+    "I started learning the cello in May.",
+]
 
 
 def status(url: str, ws: str, headers: dict[str, str]) -> dict[str, int]:

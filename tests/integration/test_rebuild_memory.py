@@ -18,11 +18,15 @@ from mnemo_projector.tables import MEMORY_TABLES
 # Everything memory formation projects, vectors and message passages included.
 TABLES = (*MEMORY_TABLES, "message_passages", "observation_vectors")
 CHAT = [
-    ("ann", "I moved to Lisbon last spring."), ("bob", "How do you like it there?"),
-    ("ann", "I work as a nurse at the city hospital."), ("bob", "That sounds demanding."),
-    ("ann", "I have two dogs called Rex and Luna."), ("bob", "Lovely names."),
-    ("ann", "I started learning the cello in May."), ("bob", "I play the piano myself."),
-]  # fmt: skip
+    ("ann", "I moved to Lisbon last spring."),
+    ("bob", "How do you like it there?"),
+    ("ann", "I work as a nurse at the city hospital."),
+    ("bob", "That sounds demanding."),
+    ("ann", "I have two dogs called Rex and Luna."),
+    ("bob", "Lovely names."),
+    ("ann", "I started learning the cello in May."),
+    ("bob", "I play the piano myself."),
+]
 ERASED = "Luna"  # in the fifth message, the one erased
 
 
@@ -93,9 +97,11 @@ def test_rebuild_memory_replays_to_an_identical_state(
     admin: dict[str, str],
 ) -> None:
     proc = spawn(  # type: ignore[operator]
-        own_nats, fresh_database, MNEMO_SUMMARIZER_MESSAGES_PER_SHORT_SUMMARY="2",
+        own_nats,
+        fresh_database,
+        MNEMO_SUMMARIZER_MESSAGES_PER_SHORT_SUMMARY="2",
         MNEMO_SUMMARIZER_MESSAGES_PER_LONG_SUMMARY="4",
-    ).start(timeout=180)  # fmt: skip
+    ).start(timeout=180)
     ws = "rebuilt"
     base = f"{proc.url}/v3/workspaces"
     httpx.post(base, json={"id": ws}, headers=admin).raise_for_status()
@@ -125,12 +131,19 @@ def test_rebuild_memory_replays_to_an_identical_state(
     assert json.loads(dream)["completed_seq"] is not None
     proc.stop()
 
-    env = {**os.environ, "NATS_URL": own_nats, "DATABASE_URL": fresh_database,
-           "MNEMO_STATE_DIR": str(tmp_path / "rebuild-state")}  # fmt: skip
+    env = {
+        **os.environ,
+        "NATS_URL": own_nats,
+        "DATABASE_URL": fresh_database,
+        "MNEMO_STATE_DIR": str(tmp_path / "rebuild-state"),
+    }
     done = subprocess.run(
         [sys.executable, "-m", "mnemo_cli", "rebuild", "--memory"],
-        env=env, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "replayed the memory projections" in done.stdout
     after = snapshot(fresh_database)

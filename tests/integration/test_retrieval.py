@@ -31,9 +31,11 @@ def conv26(mnemo, settle):
         pytest.skip(f"LoCoMo data not found at {LOCOMO}")
     case = next(c for c in read_locomo(LOCOMO) if c.id == "conv-26")
     h = Honcho(
-        base_url=mnemo.url, workspace_id=f"conv26-{uuid.uuid4().hex[:8]}", max_retries=0,
+        base_url=mnemo.url,
+        workspace_id=f"conv26-{uuid.uuid4().hex[:8]}",
+        max_retries=0,
         timeout=60,
-    )  # fmt: skip
+    )
     ingest(h, case)
     settle(h, timeout=240)
     return h
@@ -61,9 +63,12 @@ def test_a_temporal_question_is_answered_by_resolving_its_dates(conv26):
 def test_a_small_context_carries_the_evidence(conv26):
     session = conv26.session("session-19")
     ctx = session.context(
-        tokens=2000, peer_target="caroline", search_query="What is Caroline's identity?",
-        search_top_k=100, max_conclusions=100,
-    )  # fmt: skip
+        tokens=2000,
+        peer_target="caroline",
+        search_query="What is Caroline's identity?",
+        search_top_k=100,
+        max_conclusions=100,
+    )
     assert ctx.peer_representation and "transgender" in ctx.peer_representation.lower()
 
 

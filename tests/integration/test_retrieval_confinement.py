@@ -50,16 +50,28 @@ async def _apply(
 
 def _explicit(ws: str, oid: str, mid: str, content: str, span: str) -> ObservationWritten:
     return ObservationWritten(
-        workspace=ws, observation_id=oid, observer="ann", observed="ann",
-        session_id=SAID[mid][0], content=content, source_message_ids=[mid], source_span=span,
-    )  # fmt: skip
+        workspace=ws,
+        observation_id=oid,
+        observer="ann",
+        observed="ann",
+        session_id=SAID[mid][0],
+        content=content,
+        source_message_ids=[mid],
+        source_span=span,
+    )
 
 
 def _derived(ws: str, oid: str, content: str, premises: list[str]) -> ObservationWritten:
     return ObservationWritten(
-        workspace=ws, observation_id=oid, observer="ann", observed="ann", level="deductive",
-        content=content, premise_ids=premises, origin="dreamer",
-    )  # fmt: skip
+        workspace=ws,
+        observation_id=oid,
+        observer="ann",
+        observed="ann",
+        level="deductive",
+        content=content,
+        premise_ids=premises,
+        origin="dreamer",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +87,17 @@ async def world(pg_url: str) -> AsyncIterator[tuple[str, RetrievalEngine]]:
     for i, (mid, (session, text, meta)) in enumerate(SAID.items()):
         events.append(
             MessagePosted(
-                workspace=ws, session_id=session, message_id=mid, peer_id="ann", content=text,
-                metadata=meta, created_at=AT + timedelta(hours=i), token_count=10,
+                workspace=ws,
+                session_id=session,
+                message_id=mid,
+                peer_id="ann",
+                content=text,
+                metadata=meta,
+                created_at=AT + timedelta(hours=i),
+                token_count=10,
                 representations=[ME],
             )
-        )  # fmt: skip
+        )
     batch = list(enumerate(events, start=1))
     await _apply(pool, EntityProjection(), batch)
     await _apply(pool, passages, batch)
@@ -87,12 +105,16 @@ async def world(pg_url: str) -> AsyncIterator[tuple[str, RetrievalEngine]]:
     async with pool.connection() as conn:
         await memory.setup(conn)
     obs: list[Event] = [
-        _explicit(ws, "o1", "m1", "Ann works as a nurse at the children's hospital.", "I work as a nurse"),
-        _explicit(ws, "o2", "m2", "Ann's hospital shifts start at six.", "My shifts at the hospital"),
+        _explicit(
+            ws, "o1", "m1", "Ann works as a nurse at the children's hospital.", "I work as a nurse"
+        ),
+        _explicit(
+            ws, "o2", "m2", "Ann's hospital shifts start at six.", "My shifts at the hospital"
+        ),
         _explicit(ws, "o3", "m3", "Ann lives in Porto with her sister.", "I live in Porto"),
         _derived(ws, "d-work", "Ann works early hospital shifts as a nurse.", ["o1", "o2"]),
         _derived(ws, "d-both", "Ann's hospital job is in Porto, where she lives.", ["o1", "o3"]),
-    ]  # fmt: skip
+    ]
     await _apply(pool, memory, list(enumerate(obs, start=len(batch) + 1)))
     yield ws, build_engine(pool, MemoryAdapters(embedder, index))
     await pool.close()
@@ -103,10 +125,14 @@ async def _ask(world: tuple[str, RetrievalEngine], **kw: object) -> tuple[set[st
     reply = await engine.retrieve(
         ws,
         RetrievalQuery(
-            query="hospital nurse Porto shifts", observer="ann", observed="ann", messages=10,
-            observations=10, **kw,
+            query="hospital nurse Porto shifts",
+            observer="ann",
+            observed="ann",
+            messages=10,
+            observations=10,
+            **kw,
         ),
-    )  # fmt: skip
+    )
     return {m.message.id for m in reply.messages}, {o.id for o in reply.observations}
 
 

@@ -64,9 +64,12 @@ async def test_an_observation_lifts_the_message_it_came_from(world: World) -> No
 
 async def test_a_message_lifts_the_observations_derived_from_it(world: World) -> None:
     query = RetrievalQuery(
-        query="Researching adoption agencies", observer="caroline", observed="caroline",
-        messages=0, observations=3,
-    )  # fmt: skip
+        query="Researching adoption agencies",
+        observer="caroline",
+        observed="caroline",
+        messages=0,
+        observations=3,
+    )
     reply = await world.engine.retrieve(world.ws, query)
     assert reply.observations[0].id == "o-D2:8"
     assert "facts.lexical" in reply.observations[0].found_by
@@ -142,9 +145,13 @@ async def test_a_configured_reranker_orders_the_head_and_can_be_switched_off(wor
 async def test_a_diverse_slice_rests_on_more_messages(derived: World) -> None:
     async def sources(question: str, diverse: bool) -> list[str]:
         query = RetrievalQuery(
-            query=question, observer="caroline", observed="caroline", messages=0,
-            observations=6, diverse=diverse,
-        )  # fmt: skip
+            query=question,
+            observer="caroline",
+            observed="caroline",
+            messages=0,
+            observations=6,
+            diverse=diverse,
+        )
         reply = await derived.engine.retrieve(derived.ws, query)
         assert len(reply.observations) == 6
         return [derived.turns[o.source_message_ids[0]] for o in reply.observations]
@@ -231,17 +238,37 @@ async def test_a_passage_list_stops_before_the_message_past_its_count(documents:
 
 
 SHAPES: dict[str, dict[str, object]] = {
-    "slice": {"observer": "caroline", "observed": "caroline", "messages": 0,
-              "observations": 3, "diverse": True},
-    "prefetch": {"observer": "caroline", "observed": "caroline", "messages": 0,
-                 "observations": 2, "max_distance": 0.9},
+    "slice": {
+        "observer": "caroline",
+        "observed": "caroline",
+        "messages": 0,
+        "observations": 3,
+        "diverse": True,
+    },
+    "prefetch": {
+        "observer": "caroline",
+        "observed": "caroline",
+        "messages": 0,
+        "observations": 2,
+        "max_distance": 0.9,
+    },
     "mixed": {"observer": "melanie", "observed": "melanie", "messages": 2, "observations": 2},
     "workspace": {"messages": 3, "observations": 2},
-    "confined": {"observer": "caroline", "observed": "caroline", "sessions": ["s1", "s3"],
-                 "messages": 2, "observations": 3},
-    "explicit": {"observer": "caroline", "observed": "caroline", "messages": 0,
-                 "observations": 2, "levels": ["explicit"]},
-}  # fmt: skip
+    "confined": {
+        "observer": "caroline",
+        "observed": "caroline",
+        "sessions": ["s1", "s3"],
+        "messages": 2,
+        "observations": 3,
+    },
+    "explicit": {
+        "observer": "caroline",
+        "observed": "caroline",
+        "messages": 0,
+        "observations": 2,
+        "levels": ["explicit"],
+    },
+}
 
 
 async def test_vectors_searched_in_the_database_or_through_the_index_find_the_same(

@@ -30,11 +30,15 @@ from .conftest import new_database
 
 WORKSPACES = [f"scale-{i}" for i in range(6)]
 FACTS = [
-    "I moved to Lisbon last spring.", "I work as a nurse at the city hospital.",
-    "I have two dogs called Rex and Luna.", "I started learning the cello in May.",
-    "I grew up in a small town near Porto.", "I run ten kilometres every Sunday.",
-    "I am allergic to peanuts.", "I bought a red bicycle yesterday.",
-]  # fmt: skip
+    "I moved to Lisbon last spring.",
+    "I work as a nurse at the city hospital.",
+    "I have two dogs called Rex and Luna.",
+    "I started learning the cello in May.",
+    "I grew up in a small town near Porto.",
+    "I run ten kilometres every Sunday.",
+    "I am allergic to peanuts.",
+    "I bought a red bicycle yesterday.",
+]
 REPLIES = ["That sounds great.", "Tell me more about it.", "How did that go?"]
 
 
@@ -52,10 +56,16 @@ def conversation(part: int) -> list[MessagePosted]:
                 Representation(observer=other, observed=speaker),
             ]
             message = MessagePosted(
-                workspace=w, session_id="s", message_id=f"m{part}-{i}", peer_id=speaker,
-                content=text, metadata={}, created_at=start + timedelta(minutes=i),
-                token_count=len(text.split()), representations=reps,
-            )  # fmt: skip
+                workspace=w,
+                session_id="s",
+                message_id=f"m{part}-{i}",
+                peer_id=speaker,
+                content=text,
+                metadata={},
+                created_at=start + timedelta(minutes=i),
+                token_count=len(text.split()),
+                representations=reps,
+            )
             out.append(message)
     return out
 
@@ -149,8 +159,13 @@ def _run(
     server = LocalNats(tmp / "nats", free_port())
     url = server.start()
     db = new_database(admin_url)
-    env = {**os.environ, "NATS_URL": url, "DATABASE_URL": db, "MNEMO_MIGRATE_ON_START": "false",
-           "MNEMO_DERIVER_IDLE_S": "0.2"}  # fmt: skip
+    env = {
+        **os.environ,
+        "NATS_URL": url,
+        "DATABASE_URL": db,
+        "MNEMO_MIGRATE_ON_START": "false",
+        "MNEMO_DERIVER_IDLE_S": "0.2",
+    }
     procs: list[subprocess.Popen[bytes]] = []
     report = []
     logs = [tmp / f"deriver-{i}.log" for i in range(replicas)]
@@ -235,8 +250,14 @@ def test_one_and_three_derivers_derive_the_same_and_a_killed_one_loses_nothing(
     print(report)
 
     def key(e: ObservationWritten) -> tuple[object, ...]:
-        return (e.workspace, e.observer, e.observed, e.observation_id, e.content,
-                tuple(e.source_message_ids))  # fmt: skip
+        return (
+            e.workspace,
+            e.observer,
+            e.observed,
+            e.observation_id,
+            e.content,
+            tuple(e.source_message_ids),
+        )
 
     assert len(alone) >= 2 * len(WORKSPACES) * len(FACTS)  # each fact, for both observers
     # No observation twice in the log (a redelivered batch publishes the same event ids,

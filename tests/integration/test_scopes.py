@@ -89,21 +89,45 @@ def test_recall_options_mnemo_does_not_take_are_refused_by_name(mnemo, workspace
     cases = [
         ("GET", f"{base}/sessions/s/context", {"params": {"colour": "red"}}, "colour"),
         ("GET", f"{base}/sessions/s/context", {"params": {"scope": "x"}}, "scope"),
-        ("GET", f"{base}/sessions/s/context",
-         {"params": {"peer_target": "a", "sessions": "other"}}, "sessions"),
-        ("GET", f"{base}/sessions/s/context",
-         {"params": {"peer_target": "a", "scope": "x", "peer_perspective": "a"}}, "scope"),
+        (
+            "GET",
+            f"{base}/sessions/s/context",
+            {"params": {"peer_target": "a", "sessions": "other"}},
+            "sessions",
+        ),
+        (
+            "GET",
+            f"{base}/sessions/s/context",
+            {"params": {"peer_target": "a", "scope": "x", "peer_perspective": "a"}},
+            "scope",
+        ),
         ("POST", f"{base}/search", {"json": {"query": "q", "sessions": ["s"]}}, "sessions"),
-        ("POST", f"{base}/peers/a/chat",
-         {"json": {"query": "q", "scope": "x", "session_id": "s"}}, "scope"),
-        ("POST", f"{base}/peers/a/chat",
-         {"json": {"query": "q", "filters": {"peer_id": "a"}}}, "filters.peer_id"),
-        ("POST", f"{base}/peers/a/representation",
-         {"json": {"filters": {"session_id": 3}}}, "filters.session_id"),
+        (
+            "POST",
+            f"{base}/peers/a/chat",
+            {"json": {"query": "q", "scope": "x", "session_id": "s"}},
+            "scope",
+        ),
+        (
+            "POST",
+            f"{base}/peers/a/chat",
+            {"json": {"query": "q", "filters": {"peer_id": "a"}}},
+            "filters.peer_id",
+        ),
+        (
+            "POST",
+            f"{base}/peers/a/representation",
+            {"json": {"filters": {"session_id": 3}}},
+            "filters.session_id",
+        ),
         ("POST", f"{base}/sessions/s/messages/list?colour=red", {}, "colour"),
-        ("POST", f"{base}/sessions/s/messages?colour=red",
-         {"json": {"messages": [{"peer_id": "a", "content": "hi"}]}}, "colour"),
-    ]  # fmt: skip
+        (
+            "POST",
+            f"{base}/sessions/s/messages?colour=red",
+            {"json": {"messages": [{"peer_id": "a", "content": "hi"}]}},
+            "colour",
+        ),
+    ]
     for method, url, kw, field in cases:
         r = httpx.request(method, url, timeout=30, headers=mnemo.headers, **kw)  # type: ignore[arg-type]
         assert r.status_code == 422, (url, kw, r.status_code, r.text)

@@ -103,9 +103,19 @@ def test_files_become_messages_split_as_the_reference_server_splits_them(mnemo, 
         ({"file": ("x.bin", b"\x00\x01", "application/zip")}, {"peer_id": "alice"}, 415, "file"),
         ({"file": ("x.txt", b"\xff\xfe\xfa", "text/plain")}, {"peer_id": "alice"}, 422, "file"),
         ({"file": ("x.txt", b"a\x00b", "text/plain")}, {"peer_id": "alice"}, 422, "file"),
-        ({"file": ("x.pdf", b"%PDF-1.4 broken", "application/pdf")}, {"peer_id": "alice"}, 422, "file"),
-        ({"file": ("x.txt", b"hello", "text/plain")}, {"peer_id": "alice", "metadata": "{"}, 422, "metadata"),
-    ]:  # fmt: skip
+        (
+            {"file": ("x.pdf", b"%PDF-1.4 broken", "application/pdf")},
+            {"peer_id": "alice"},
+            422,
+            "file",
+        ),
+        (
+            {"file": ("x.txt", b"hello", "text/plain")},
+            {"peer_id": "alice", "metadata": "{"},
+            422,
+            "metadata",
+        ),
+    ]:
         r = httpx.post(url, files=files, data=data, headers=admin_headers())
         assert (r.status_code, r.json().get("field")) == (status, field), r.text
     assert len(list(session.messages())) == 5  # nothing of a refused upload was written
@@ -144,8 +154,11 @@ def test_workspace_chat_and_structured_answers(settle, mnemo, workspace):
     assert Job.model_validate_json(raw)
 
     url = f"{mnemo.url}/v3/workspaces/{workspace}/peers/alice/chat"
-    for schema in ({"type": "string"}, {"type": "object", "properties": {"a": {"type": 7}}},
-                   {"type": "object", "$ref": "https://example.com/s.json"}):  # fmt: skip
+    for schema in (
+        {"type": "string"},
+        {"type": "object", "properties": {"a": {"type": 7}}},
+        {"type": "object", "$ref": "https://example.com/s.json"},
+    ):
         r = httpx.post(
             url, json={"query": "job?", "response_format": schema}, headers=admin_headers()
         )

@@ -72,11 +72,16 @@ async def test_a_parked_message_is_derived_again_once_the_deriver_is_fixed(
                 )
                 r = await http.post(
                     f"/v3/workspaces/{WS}/sessions/s/messages",
-                    json={"messages": [
-                        {"peer_id": "ann", "content": "I adopted a cat named Miso."},
-                        {"peer_id": "ann", "content": "I restore an old lighthouse on weekends."},
-                    ]},
-                )  # fmt: skip
+                    json={
+                        "messages": [
+                            {"peer_id": "ann", "content": "I adopted a cat named Miso."},
+                            {
+                                "peer_id": "ann",
+                                "content": "I restore an old lighthouse on weekends.",
+                            },
+                        ]
+                    },
+                )
                 assert r.status_code == 201
             # Split from its batch, the message at fault is parked; the other one is derived.
             await _until(lambda: [x for x in _letters(fresh_database) if x["stage"] == "deriver"])
@@ -88,9 +93,11 @@ async def test_a_parked_message_is_derived_again_once_the_deriver_is_fixed(
             out = await asyncio.to_thread(
                 subprocess.run,
                 [sys.executable, "-m", "mnemo_cli", "dlq", "redrive", str(letter["id"])],
-                env={**os.environ, "DATABASE_URL": fresh_database}, capture_output=True,
-                text=True, timeout=120,
-            )  # fmt: skip
+                env={**os.environ, "DATABASE_URL": fresh_database},
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert out.returncode == 0, out.stdout + out.stderr
             (after,) = _letters(fresh_database)
             assert after["status"] == "redriven"

@@ -31,9 +31,12 @@ async def test_store_write_rules(settle, mnemo, workspace, database_url):
 
     def obs(oid: str, **kw: object) -> ObservationWritten:
         base: dict[str, object] = {
-            "workspace": workspace, "observation_id": oid, "observer": "ann", "observed": "ann",
+            "workspace": workspace,
+            "observation_id": oid,
+            "observer": "ann",
+            "observed": "ann",
             "content": "Ann teaches chemistry.",
-        }  # fmt: skip
+        }
         return ObservationWritten(**{**base, **kw})
 
     pool = await open_pool(database_url)
@@ -118,9 +121,14 @@ async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
     def obs(ws: str, oid: str, span: str, **kw: object) -> ObservationWritten:
         workspace, message_id = sent[ws]
         base: dict[str, object] = {
-            "workspace": workspace, "observation_id": oid, "observer": "ann", "observed": "ann",
-            "content": "Ann said so.", "source_message_ids": [message_id], "source_span": span,
-        }  # fmt: skip
+            "workspace": workspace,
+            "observation_id": oid,
+            "observer": "ann",
+            "observed": "ann",
+            "content": "Ann said so.",
+            "source_message_ids": [message_id],
+            "source_span": span,
+        }
         return ObservationWritten(**{**base, **kw})
 
     pool = await open_pool(database_url)

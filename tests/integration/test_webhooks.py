@@ -108,9 +108,11 @@ def hooks(
 ) -> Iterator[MnemoProcess]:
     """Mnemo with a webhook secret and quick retries (0.2 s, then 0.4 s; 3 attempts)."""
     env = {
-        "MNEMO_WEBHOOK_SECRET": SECRET, "MNEMO_WEBHOOK_MAX_ATTEMPTS": str(MAX_ATTEMPTS),
-        "MNEMO_WEBHOOK_BACKOFF_BASE_S": "0.2", "MNEMO_WEBHOOK_TIMEOUT_S": "5",
-    }  # fmt: skip
+        "MNEMO_WEBHOOK_SECRET": SECRET,
+        "MNEMO_WEBHOOK_MAX_ATTEMPTS": str(MAX_ATTEMPTS),
+        "MNEMO_WEBHOOK_BACKOFF_BASE_S": "0.2",
+        "MNEMO_WEBHOOK_TIMEOUT_S": "5",
+    }
     log = tmp_path_factory.mktemp("hooks") / "mnemo.log"
     proc = MnemoProcess(nats_url, database_url, log, extra_env=env).start()
     yield proc
@@ -151,9 +153,10 @@ def test_queue_empty_and_test_event_arrive_signed(hooks, receiver, workspace):
 
     def drained(session_id: str | None) -> list[Received]:
         return [
-            r for r in receiver.at(path)
+            r
+            for r in receiver.at(path)
             if r.json["type"] == "queue.empty" and r.json["data"]["session_id"] == session_id
-        ]  # fmt: skip
+        ]
 
     wait_until(lambda: drained(None) and drained("s1"), timeout=60)
     status = h.queue_status()
@@ -161,9 +164,12 @@ def test_queue_empty_and_test_event_arrive_signed(hooks, receiver, workspace):
     event = drained(None)[0]
     assert signed(event)
     assert event.json["data"] == {
-        "workspace_id": workspace, "queue_type": "representation", "session_id": None,
-        "sender_name": None, "observer_name": None,
-    }  # fmt: skip
+        "workspace_id": workspace,
+        "queue_type": "representation",
+        "session_id": None,
+        "sender_name": None,
+        "observer_name": None,
+    }
     # Compact JSON with sorted keys: exactly the bytes a receiver re-serialising would sign.
     assert event.body == json.dumps(event.json, separators=(",", ":"), sort_keys=True).encode()
 
@@ -194,9 +200,10 @@ def test_retries_then_dead_letters_and_delete_stops(hooks, receiver, workspace, 
     for p in (flaky, down, gone, dropped, kept):
         register(h, receiver.url(p))
     doomed = next(
-        e for e in h._http.get(f"/v3/workspaces/{workspace}/webhooks")["items"]
+        e
+        for e in h._http.get(f"/v3/workspaces/{workspace}/webhooks")["items"]
         if e["url"] == receiver.url(dropped)
-    )  # fmt: skip
+    )
     h._http.delete(f"/v3/workspaces/{workspace}/webhooks/{doomed['id']}")
     h._http.get(f"/v3/workspaces/{workspace}/webhooks/test")
 
@@ -205,10 +212,14 @@ def test_retries_then_dead_letters_and_delete_stops(hooks, receiver, workspace, 
         return got is not None and got["status"] == status
 
     wait_until(
-        lambda: settled(flaky, "delivered") and settled(down, "failed")
-        and settled(gone, "failed") and settled(kept, "delivered"),
+        lambda: (
+            settled(flaky, "delivered")
+            and settled(down, "failed")
+            and settled(gone, "failed")
+            and settled(kept, "delivered")
+        ),
         timeout=30,
-    )  # fmt: skip
+    )
     assert len(receiver.at(flaky)) == 3  # 500, 500, then 200
     assert all(signed(r) for r in receiver.at(flaky))
     assert _delivery(database_url, workspace, receiver.url(flaky))["attempts"] == 3  # type: ignore[index]
@@ -262,9 +273,11 @@ def test_bad_urls_limit_and_keys(hooks, keys, workspace):
     other = {"Authorization": f"Bearer {keys.mint(KeyScope.WORKSPACE, 'ws-someone-else')}"}
     peer = {"Authorization": f"Bearer {keys.mint(KeyScope.PEER, workspace, peer='alice')}"}
     calls = [
-        ("POST", route, {"url": "https://example.com/hook/0"}), ("GET", route, None),
-        ("GET", route + "/test", None), ("DELETE", route + "/abc", None),
-    ]  # fmt: skip
+        ("POST", route, {"url": "https://example.com/hook/0"}),
+        ("GET", route, None),
+        ("GET", route + "/test", None),
+        ("DELETE", route + "/abc", None),
+    ]
     for method, url, body in calls:
         for refused in (other, peer):
             r = httpx.request(method, url, json=body, headers=refused)

@@ -39,8 +39,9 @@ def _sample(split: str) -> list[LabelledPair]:
     rows = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
     return [
         LabelledPair(r["reference"], r["observation"], r["speaker"], r["label"])
-        for r in rows if r["split"] == split
-    ]  # fmt: skip
+        for r in rows
+        if r["split"] == split
+    ]
 
 
 async def _cosines(embedder: Embedder, pairs: list[LabelledPair]) -> list[float]:

@@ -38,9 +38,14 @@ def _echo_deriver(request: ModelRequest) -> ModelResponse:
     """One observation per target message, its whole text as the span."""
     target, messages = parse_batch(find_batch(request.messages[0].text()) or "")
     obs = [
-        {"fact": f"{target} said: {m.content}", "source_message_index": m.index, "source_span": m.content}
-        for m in messages if m.peer_id == target and not m.is_context
-    ]  # fmt: skip
+        {
+            "fact": f"{target} said: {m.content}",
+            "source_message_index": m.index,
+            "source_span": m.content,
+        }
+        for m in messages
+        if m.peer_id == target and not m.is_context
+    ]
     tool = request.forced_tool()
     assert tool is not None
     return tool_reply(tool.name, {"observations": obs})
@@ -92,9 +97,13 @@ def test_batches_follow_the_token_target_and_carry_the_preceding_turn(tmp_path: 
 async def test_a_trace_keeps_what_was_proposed_and_why_it_was_dropped(tmp_path: Path) -> None:
     case = read_locomo(write_locomo_with_facts(tmp_path))[0]
     trace = await derive_session(
-        ScriptedModel(otherwise=_faulty_deriver), case, case.sessions[0], "ann",
-        DeriverSettings(token_target=1), TokenCounter(),
-    )  # fmt: skip
+        ScriptedModel(otherwise=_faulty_deriver),
+        case,
+        case.sessions[0],
+        "ann",
+        DeriverSettings(token_target=1),
+        TokenCounter(),
+    )
     by_fact = {p.fact: p for p in trace.proposed}
     assert by_fact["A grounded fact."].kept and by_fact["A grounded fact."].grounded
     assert by_fact["A grounded fact."].position in (0, 2)
@@ -137,22 +146,49 @@ def _judge(request: ModelRequest) -> ModelResponse:
     text = request.messages[0].text()
     observations = text.split("Observations:\n")[-1].splitlines() if "Observations:" in text else []
     if request.system == GOLD_SYSTEM:
-        answer: dict[str, object] = {"facts": [{"fact": "g0", "importance": "critical"},
-                                               {"fact": "g1", "importance": "trivial"}]}  # fmt: skip
+        answer: dict[str, object] = {
+            "facts": [
+                {"fact": "g0", "importance": "critical"},
+                {"fact": "g1", "importance": "trivial"},
+            ]
+        }
     elif request.system == COVERAGE_SYSTEM:
-        answer = {"labels": [{"gold": 0, "label": "covered", "observations": [0]},
-                             {"gold": 1, "label": "partial"}, {"gold": 5, "label": "covered"}]}  # fmt: skip
+        answer = {
+            "labels": [
+                {"gold": 0, "label": "covered", "observations": [0]},
+                {"gold": 1, "label": "partial"},
+                {"gold": 5, "label": "covered"},
+            ]
+        }
     elif request.system == QUALITY_SYSTEM:
-        flags = [{"observation": i, **{f: i == 0 and len(observations) > 1 for f in
-                  ("hallucination", "over_inference", "attribution_failure", "misattribution",
-                   "misframing", "meta_conversational", "tautology")}}
-                 for i in range(len(observations))]  # fmt: skip
+        flags = [
+            {
+                "observation": i,
+                **{
+                    f: i == 0 and len(observations) > 1
+                    for f in (
+                        "hallucination",
+                        "over_inference",
+                        "attribution_failure",
+                        "misattribution",
+                        "misframing",
+                        "meta_conversational",
+                        "tautology",
+                    )
+                },
+            }
+            for i in range(len(observations))
+        ]
         answer = {"observations": flags, "redundancy": [[0, 1]], "topical_fixation": []}
     elif request.system == MOLECULAR_SYSTEM:
         # Session 2's units get a score out of range every time: a schema failure.
         decon = 1.5 if "Lisbon" in text or "surf" in text else 0.16
-        answer = {"observations": [{"observation": i, "decontextuality": decon, "minimality": 1.0}
-                                   for i in range(len(observations))]}  # fmt: skip
+        answer = {
+            "observations": [
+                {"observation": i, "decontextuality": decon, "minimality": 1.0}
+                for i in range(len(observations))
+            ]
+        }
     else:
         raise AssertionError(request.system[:40])
     return tool_reply(tool.name, answer)
@@ -163,10 +199,15 @@ def test_judged_run_on_scripted_models_scores_counts_faults_and_resumes(
 ) -> None:
     data = write_locomo_with_facts(tmp_path)
     args, cases, out = _args("--data", str(data)), read_locomo(data), tmp_path / "out"
-    summary = asyncio.run(app.run_judged(
-        args, cases, out, deriver=ScriptedModel(otherwise=_echo_deriver),
-        judge=ScriptedModel(otherwise=_judge),
-    ))  # fmt: skip
+    summary = asyncio.run(
+        app.run_judged(
+            args,
+            cases,
+            out,
+            deriver=ScriptedModel(otherwise=_echo_deriver),
+            judge=ScriptedModel(otherwise=_judge),
+        )
+    )
     assert summary is not None
     row = summary["rows"]["conv-t"]
     # Four units (two speakers, two sessions), each with gold g0 covered and g1 partial.

@@ -28,10 +28,12 @@ class FakeHoncho:
             assert kw["peer_target"] == "ann" and kw["tokens"] == 2000
             return SimpleNamespace(
                 peer_representation="- [2023-05-08] Ann has a dog named Rex\n",
-                messages=[SimpleNamespace(content="x", metadata={"turn_id": "D2:1"}),
-                          SimpleNamespace(content="y", metadata={"turn_id": "D2:2"})],
+                messages=[
+                    SimpleNamespace(content="x", metadata={"turn_id": "D2:1"}),
+                    SimpleNamespace(content="y", metadata={"turn_id": "D2:2"}),
+                ],
                 summary=None,
-            )  # fmt: skip
+            )
 
         return SimpleNamespace(context=context)
 

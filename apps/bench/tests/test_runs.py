@@ -40,10 +40,13 @@ def test_judged_run_scores_resumes_and_reports(tmp_path: Path) -> None:
     memory = FakeMemory()
     answerer = ScriptedModel(otherwise=lambda _r: text_reply("no idea", input_tokens=90))
     run = JudgedRun(
-        benchmark="locomo", memory=memory, answerer=answerer,
-        judge=ScriptedModel(otherwise=_judge), state=RunState(tmp_path / "out"),
+        benchmark="locomo",
+        memory=memory,
+        answerer=answerer,
+        judge=ScriptedModel(otherwise=_judge),
+        state=RunState(tmp_path / "out"),
         scope=scope_for("locomo", with_adversarial=False),
-    )  # fmt: skip
+    )
     summary = asyncio.run(run.run(cases))
     assert summary["questions"] == 4  # category 5 left out by default
     assert summary["overall"]["mnemo"] == 1.0 and summary["overall"]["baseline"] == 0.0
@@ -52,9 +55,13 @@ def test_judged_run_scores_resumes_and_reports(tmp_path: Path) -> None:
     assert "materi" in answerer.requests[0].messages[0].text()
     # a second run finds every question recorded: no ingest, no model call
     again = JudgedRun(
-        benchmark="locomo", memory=memory, answerer=ScriptedModel(), judge=ScriptedModel(),
-        state=RunState(tmp_path / "out"), scope=scope_for("locomo", with_adversarial=False),
-    )  # fmt: skip
+        benchmark="locomo",
+        memory=memory,
+        answerer=ScriptedModel(),
+        judge=ScriptedModel(),
+        state=RunState(tmp_path / "out"),
+        scope=scope_for("locomo", with_adversarial=False),
+    )
     assert asyncio.run(again.run(cases))["questions"] == 4
     assert memory.loaded == ["conv-x"]
     judged_report(summary, tmp_path / "out")
@@ -71,9 +78,14 @@ def test_beam_judged_run_uses_nuggets(tmp_path: Path) -> None:
         return tool_reply("NuggetScores", {"scores": [1, 0.5]})
 
     run = JudgedRun(
-        benchmark="beam", memory=FakeMemory(), answerer=ScriptedModel(), judge=ScriptedModel(
-            otherwise=judge), state=RunState(tmp_path / "out"), scope=Scope(), baseline=False,
-    )  # fmt: skip
+        benchmark="beam",
+        memory=FakeMemory(),
+        answerer=ScriptedModel(),
+        judge=ScriptedModel(otherwise=judge),
+        state=RunState(tmp_path / "out"),
+        scope=Scope(),
+        baseline=False,
+    )
     summary = asyncio.run(run.run(cases))
     assert summary["by_type"]["knowledge_update"]["mnemo"] == 0.75
     assert summary["by_type"]["event_ordering"]["mnemo"] == pytest.approx(0.8)

@@ -58,8 +58,11 @@ def test_percentiles() -> None:
 
 
 def _status(total: int, pending: int, running: int) -> dict[str, int]:
-    return {"total_work_units": total, "pending_work_units": pending,
-            "in_progress_work_units": running}  # fmt: skip
+    return {
+        "total_work_units": total,
+        "pending_work_units": pending,
+        "in_progress_work_units": running,
+    }
 
 
 def test_a_queue_drains_when_it_has_work_and_none_left() -> None:
@@ -108,11 +111,18 @@ def _result() -> dict[str, Any]:
         "quiet": {"1000": {"reads": _reads(10.0, 20.0), "cost": COST}},
         "loaded": {"1000": {"reads": _reads(12.0, 30.0), "load": load, "cost": COST}},
         "burst": {"messages": 20000},
-        "chat": {"messages": 5, "reached_s": 0.8, "drained_after_reached_s": 2.5,
-                 "drained_after_post_s": 3.3},
-        "fairness": {"a_unfinished_units": [40000, 38000], "other_partition": probes,
-                     "same_partition": probes},
-    }  # fmt: skip
+        "chat": {
+            "messages": 5,
+            "reached_s": 0.8,
+            "drained_after_reached_s": 2.5,
+            "drained_after_post_s": 3.3,
+        },
+        "fairness": {
+            "a_unfinished_units": [40000, 38000],
+            "other_partition": probes,
+            "same_partition": probes,
+        },
+    }
 
 
 def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
@@ -172,8 +182,11 @@ async def test_the_lean_client_speaks_http_and_reopens_an_idle_connection(close:
         await conn.request("DELETE", "/z")
     conn.close()
     server.close()
-    assert seen == [b"GET /x?tokens=2000 HTTP/1.1 ", b'POST /y HTTP/1.1 {"b": 2}',
-                    b"DELETE /z HTTP/1.1 "]  # fmt: skip
+    assert seen == [
+        b"GET /x?tokens=2000 HTTP/1.1 ",
+        b'POST /y HTTP/1.1 {"b": 2}',
+        b"DELETE /z HTTP/1.1 ",
+    ]
 
 
 def test_cpu_time_from_proc_stat_fields() -> None:

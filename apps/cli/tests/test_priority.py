@@ -33,9 +33,13 @@ AUTOGROUPS = _autogroups()
 
 def _child(value: str) -> tuple[int, int]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], preexec_fn=background_priority(value),
-        capture_output=True, text=True, check=True, timeout=30,
-    )  # fmt: skip
+        [sys.executable, "-c", PROBE],
+        preexec_fn=background_priority(value),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
     policy, niceness = done.stdout.split()
     return int(policy), int(niceness)
 
@@ -45,9 +49,13 @@ def _group_niceness(value: str, session: bool) -> int:
     ``up`` tells it to (``session``: as ``up`` starts it, leading a session of its own)."""
     niceness = group_environment(value)["MNEMO_GROUP_NICENESS"]
     done = subprocess.run(
-        [sys.executable, "-c", GROUP, niceness], start_new_session=session,
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
+        [sys.executable, "-c", GROUP, niceness],
+        start_new_session=session,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return int(done.stdout)
 
 

@@ -10,9 +10,15 @@ from typing import Any
 def _conv(
     cid: str, turns: list[tuple[str, str]], domain: str = "general", **extra: Any
 ) -> dict[str, Any]:
-    return {"id": cid, "domain": domain,
-            "messages": [{"speaker": s, "text": t, "time": f"2024-03-11T09:{i:02d}:00+00:00"}
-                         for i, (s, t) in enumerate(turns)], **extra}  # fmt: skip
+    return {
+        "id": cid,
+        "domain": domain,
+        "messages": [
+            {"speaker": s, "text": t, "time": f"2024-03-11T09:{i:02d}:00+00:00"}
+            for i, (s, t) in enumerate(turns)
+        ],
+        **extra,
+    }
 
 
 CHAT = [
@@ -110,12 +116,15 @@ def write_benchmarks(tmp: Path) -> Path:
     item = {
         "sample_id": "conv-b",
         "conversation": {
-            "speaker_a": "Caro", "speaker_b": "Mel",
+            "speaker_a": "Caro",
+            "speaker_b": "Mel",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [{"speaker": s, "dia_id": f"D1:{i + 1}", "text": t}
-                          for i, (s, t) in enumerate(BENCHMARK_TURNS)],
+            "session_1": [
+                {"speaker": s, "dia_id": f"D1:{i + 1}", "text": t}
+                for i, (s, t) in enumerate(BENCHMARK_TURNS)
+            ],
         },
         "qa": [],
-    }  # fmt: skip
+    }
     (root / "locomo" / "bench.json").write_text(json.dumps([item]))
     return root

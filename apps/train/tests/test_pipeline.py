@@ -181,8 +181,16 @@ def test_the_command_line_runs_offline_with_the_local_reasoner_as_teacher(
     ):
         monkeypatch.delenv(key, raising=False)
     corpus, out = write_corpus(tmp_path), tmp_path / "cli"
-    argv = ["train", "deriver-data", "--corpus", str(corpus), "--out", str(out),
-            "--benchmarks", str(write_benchmarks(tmp_path))]  # fmt: skip
+    argv = [
+        "train",
+        "deriver-data",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--benchmarks",
+        str(write_benchmarks(tmp_path)),
+    ]
     with pytest.raises(SystemExit) as no_judges:
         mnemo(argv)
     assert no_judges.value.code == 2 and "--no-judges" in capsys.readouterr().err

@@ -29,10 +29,20 @@ def _records() -> list[dict]:
 
     at = datetime(2024, 3, 11, 9, tzinfo=UTC)
     out = []
-    for i, (text, fact, span) in enumerate([
-        ("I adopted a dog named Rex.", "Ann adopted a dog named Rex.", "I adopted a dog named Rex"),
-        ("I work as a nurse in Porto.", "Ann works as a nurse in Porto.", "I work as a nurse in Porto"),
-    ]):  # fmt: skip
+    for i, (text, fact, span) in enumerate(
+        [
+            (
+                "I adopted a dog named Rex.",
+                "Ann adopted a dog named Rex.",
+                "I adopted a dog named Rex",
+            ),
+            (
+                "I work as a nurse in Porto.",
+                "Ann works as a nurse in Porto.",
+                "I work as a nurse in Porto",
+            ),
+        ]
+    ):
         batch = render_batch("ann", [BatchMessage(0, "ann", text, at)])
         obs = [ExtractedObservation(fact=fact, source_message_index=0, source_span=span)]
         out.append(sft_record(f"r{i}", batch, obs))
@@ -46,17 +56,29 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=600, special_tokens=["<pad>", "<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    ))  # fmt: skip
+    tok.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=600,
+            special_tokens=["<pad>", "<eos>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>"
     )
     config = transformers.LlamaConfig(
-        vocab_size=fast.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-        eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, bos_token_id=None,
-    )  # fmt: skip
+        vocab_size=fast.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        bos_token_id=None,
+    )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config)
     path = tmp_path_factory.mktemp("tiny")

@@ -73,10 +73,13 @@ def test_grounding_keeps_verbatim_spans_of_the_targets_own_messages() -> None:
     from mnemo_deriver.contract import BatchMessage
 
     at = datetime(2024, 3, 11, tzinfo=UTC)
-    batch = render_batch("ann", [
-        BatchMessage(0, "bob", "Did you get the dog?", at, is_context=True),
-        BatchMessage(1, "ann", "Yes! I adopted Rex \u2014 a \u201cscruffy\u201d terrier.", at),
-    ])  # fmt: skip
+    batch = render_batch(
+        "ann",
+        [
+            BatchMessage(0, "bob", "Did you get the dog?", at, is_context=True),
+            BatchMessage(1, "ann", "Yes! I adopted Rex \u2014 a \u201cscruffy\u201d terrier.", at),
+        ],
+    )
     obs = [
         ExtractedObservation(
             fact="Ann adopted Rex.",
@@ -92,5 +95,9 @@ def test_grounding_keeps_verbatim_spans_of_the_targets_own_messages() -> None:
     ]
     kept, dropped = ground(batch, DeriverOutput(observations=obs))
     assert [o.fact for o in kept] == ["Ann adopted Rex."]
-    assert dropped == {"index_out_of_range": 1, "not_the_targets_message": 1,
-                       "span_not_in_message": 1, "empty_fact": 1}  # fmt: skip
+    assert dropped == {
+        "index_out_of_range": 1,
+        "not_the_targets_message": 1,
+        "span_not_in_message": 1,
+        "empty_fact": 1,
+    }

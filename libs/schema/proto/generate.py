@@ -27,11 +27,17 @@ def generate(out: Path) -> None:
     # ``*_pb2_grpc.pyi``), so callers are checked under mypy strict.
     plugins = Path(sys.executable).parent
     args = [
-        "protoc", f"-I{HERE}", f"-I{include}", f"--python_out={out}",
+        "protoc",
+        f"-I{HERE}",
+        f"-I{include}",
+        f"--python_out={out}",
         f"--plugin=protoc-gen-mypy={plugins / 'protoc-gen-mypy'}",
         f"--plugin=protoc-gen-mypy_grpc={plugins / 'protoc-gen-mypy_grpc'}",
-        f"--mypy_out={out}", f"--grpc_python_out={out}", f"--mypy_grpc_out={out}", *protos,
-    ]  # fmt: skip
+        f"--mypy_out={out}",
+        f"--grpc_python_out={out}",
+        f"--mypy_grpc_out={out}",
+        *protos,
+    ]
     if protoc.main(args) != 0:
         raise SystemExit("protoc failed")
     for folder in (out / "mnemo", out / PACKAGE):

@@ -20,9 +20,10 @@ def cfg(**fields: object) -> WorkspaceConfiguration:
 
 def test_a_more_specific_level_overrides_only_the_fields_it_sets():
     workspace = cfg(
-        custom_instructions="Be terse.", reasoning={"enabled": False, "custom_instructions": "A"},
+        custom_instructions="Be terse.",
+        reasoning={"enabled": False, "custom_instructions": "A"},
         dream={"enabled": True},
-    )  # fmt: skip
+    )
     session = cfg(reasoning={"enabled": True})
     got = effective(workspace, session)
     assert reasoning_enabled(got) and dreams_enabled(got)
@@ -44,10 +45,12 @@ def test_defaults_and_switches():
 
 def test_each_stage_reads_the_general_and_its_own_instructions():
     c = cfg(
-        custom_instructions="  General. ", summary={"custom_instructions": "S"},
-        dialectic={"custom_instructions": "D"}, dream={"custom_instructions": "R"},
+        custom_instructions="  General. ",
+        summary={"custom_instructions": "S"},
+        dialectic={"custom_instructions": "D"},
+        dream={"custom_instructions": "R"},
         peer_card={"custom_instructions": "C"},
-    )  # fmt: skip
+    )
     assert instructions(c, "summarizer") == "General.\n\nS"
     assert instructions(c, "dialectic") == "General.\n\nD"
     assert instructions(c, "dreamer") == "General.\n\nR"

@@ -20,10 +20,16 @@ from mnemo_schema.events import (
 
 def test_event_round_trip_keeps_type_and_fields():
     e = MessagePosted(
-        workspace="w", session_id="s", message_id="m1", peer_id="p", content="hi",
-        metadata={"a": 1}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=1,
+        workspace="w",
+        session_id="s",
+        message_id="m1",
+        peer_id="p",
+        content="hi",
+        metadata={"a": 1},
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+        token_count=1,
         representations=[Representation(observer="p", observed="p")],
-    )  # fmt: skip
+    )
     back = decode_event(encode_event(e))
     assert back == e
     assert e.subject() == "mnemo.evt.w.msg.s"

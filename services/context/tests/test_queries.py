@@ -67,8 +67,12 @@ def test_a_retrieval_query_names_a_whole_representation_or_none():
     for half in ({"observer": "a"}, {"observed": "b"}):
         with pytest.raises(ValidationError, match="go together"):
             RetrievalQuery(query="q", **half)
-    for bad in ({"query": "  "}, {"query": ""}, {"query": "q", "messages": 101},
-                {"query": "q", "without": ["magic"]}):  # fmt: skip
+    for bad in (
+        {"query": "  "},
+        {"query": ""},
+        {"query": "q", "messages": 101},
+        {"query": "q", "without": ["magic"]},
+    ):
         with pytest.raises(ValidationError):
             RetrievalQuery(**bad)
     every = RetrievalQuery(query="q", without=frozenset(COMPONENTS))

@@ -21,18 +21,26 @@ def days(windows: list[Window]) -> list[tuple[str, str]]:
     [
         # Real LoCoMo questions, each with the window its evidence was said in.
         ("Who did Maria have dinner with on May 3, 2023?", [("2023-05-03", "2023-05-04")]),
-        ("What did Gina find for her clothing store on 1 February, 2023?",
-         [("2023-02-01", "2023-02-02")]),
+        (
+            "What did Gina find for her clothing store on 1 February, 2023?",
+            [("2023-02-01", "2023-02-02")],
+        ),
         ("What event is Nate organizing in June 2022?", [("2022-06-01", "2022-07-01")]),
         ("What state did Joanna visit in summer 2021?", [("2021-06-01", "2021-09-01")]),
         ("How many times has Melanie gone to the beach in 2023?", [("2023-01-01", "2024-01-01")]),
-        ("What did John do the week before August 3, 2023 involving his kids?",
-         [("2023-07-27", "2023-08-03")]),
+        (
+            "What did John do the week before August 3, 2023 involving his kids?",
+            [("2023-07-27", "2023-08-03")],
+        ),
         # A relative expression counts from the date the question gives.
-        ("What did Maria participate in last weekend before April 10, 2023?",
-         [("2023-04-08", "2023-04-10"), ("2023-04-10", "2023-04-11")]),
-        ("What was Tim's huge writing issue last week, as mentioned on November 6, 2023?",
-         [("2023-10-30", "2023-11-06"), ("2023-11-06", "2023-11-07")]),
+        (
+            "What did Maria participate in last weekend before April 10, 2023?",
+            [("2023-04-08", "2023-04-10"), ("2023-04-10", "2023-04-11")],
+        ),
+        (
+            "What was Tim's huge writing issue last week, as mentioned on November 6, 2023?",
+            [("2023-10-30", "2023-11-06"), ("2023-11-06", "2023-11-07")],
+        ),
         # ... else from now; a month without a year is the latest one up to now.
         ("What did she do last week?", [("2023-10-30", "2023-11-06")]),
         ("What kind of deal did John get in December?", [("2022-12-01", "2023-01-01")]),
@@ -40,7 +48,7 @@ def days(windows: list[Window]) -> list[tuple[str, str]]:
         ("What may happen next?", []),
         ("When did Caroline go to the LGBTQ support group?", []),
     ],
-)  # fmt: skip
+)
 def test_time_expressions_become_windows(question: str, expected: list[tuple[str, str]]) -> None:
     assert days(time_windows(question, NOW)) == expected
 

@@ -12,10 +12,16 @@ KEY = RepKey("w", "a", "a")
 
 def msg(i: int, tokens: int = 10, peer: str = "a") -> MessagePosted:
     return MessagePosted(
-        workspace="w", session_id="s", message_id=f"m{i}", peer_id=peer, content=f"text {i}",
-        metadata={}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=tokens,
+        workspace="w",
+        session_id="s",
+        message_id=f"m{i}",
+        peer_id=peer,
+        content=f"text {i}",
+        metadata={},
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+        token_count=tokens,
         representations=[Representation(observer=peer, observed=peer)],
-    )  # fmt: skip
+    )
 
 
 def test_token_target_flushes_at_once():

@@ -12,9 +12,15 @@ from mnemo_schema.events import MessagePosted
 
 def msg(seq: int, ws: str = "w", session: str = "s", peer: str = "a") -> MessagePosted:
     return MessagePosted(
-        workspace=ws, session_id=session, message_id=f"m{seq}", peer_id=peer, content="x",
-        metadata={}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=1,
-    )  # fmt: skip
+        workspace=ws,
+        session_id=session,
+        message_id=f"m{seq}",
+        peer_id=peer,
+        content="x",
+        metadata={},
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+        token_count=1,
+    )
 
 
 def batch(key: RepKey, *seqs: int) -> Batch:

@@ -66,20 +66,34 @@ def posted(
     i: int, peer: str, text: str, reps: list[tuple[str, str]], ws: str = "w"
 ) -> MessagePosted:
     return MessagePosted(
-        workspace=ws, session_id="s", message_id=f"m{i}", peer_id=peer, content=text,
-        metadata={}, created_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC), token_count=12,
+        workspace=ws,
+        session_id="s",
+        message_id=f"m{i}",
+        peer_id=peer,
+        content=text,
+        metadata={},
+        created_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+        token_count=12,
         representations=[Representation(observer=o, observed=d) for o, d in reps],
-    )  # fmt: skip
+    )
 
 
 def service(model, turns: Turns | None = None, progress: Lines | None = None, **kw):
-    parts = {"log": Log(), "dead": Dead(), "progress": progress or Lines(),
-             "turns": turns or Turns()}  # fmt: skip
+    parts = {
+        "log": Log(),
+        "dead": Dead(),
+        "progress": progress or Lines(),
+        "turns": turns or Turns(),
+    }
     kw.setdefault("retry_delay_s", 0.01)
     svc = DeriverService(
-        DeriverSettings(structured_attempts=2, **kw), model, parts["log"], parts["dead"],
-        parts["progress"], parts["turns"],
-    )  # fmt: skip
+        DeriverSettings(structured_attempts=2, **kw),
+        model,
+        parts["log"],
+        parts["dead"],
+        parts["progress"],
+        parts["turns"],
+    )
     return svc, parts
 
 
@@ -94,10 +108,17 @@ async def test_local_reasoner_observations_are_published_then_messages_acked():
         0,
         [
             s.delivery(1, posted(1, "bob", "How was your week?", [("bob", "bob")])),
-            s.delivery(2, posted(2, "alice", "I adopted a puppy named Rex yesterday.",
-                                 [("alice", "alice"), ("bob", "alice")])),
+            s.delivery(
+                2,
+                posted(
+                    2,
+                    "alice",
+                    "I adopted a puppy named Rex yesterday.",
+                    [("alice", "alice"), ("bob", "alice")],
+                ),
+            ),
         ],
-    )  # fmt: skip
+    )
     assert s.acked == []  # nothing is acknowledged before its batches are done
     await svc.flush()
     facts = {(e.observer, e.content, tuple(e.source_message_seqs)) for e in observed(parts["log"])}
@@ -105,8 +126,11 @@ async def test_local_reasoner_observations_are_published_then_messages_acked():
     assert ("bob", "Alice adopted a puppy named Rex on 7 May 2023.", (2,)) in facts
     assert sorted(s.acked) == [1, 2]
     lines = parts["progress"].done_at
-    assert lines == {RepKey("w", "bob", "bob"): 1, RepKey("w", "alice", "alice"): 2,
-                     RepKey("w", "bob", "alice"): 2}  # fmt: skip
+    assert lines == {
+        RepKey("w", "bob", "bob"): 1,
+        RepKey("w", "alice", "alice"): 2,
+        RepKey("w", "bob", "alice"): 2,
+    }
 
 
 def _nothing_found(request: ModelRequest):
@@ -151,15 +175,17 @@ async def test_the_turn_before_a_message_comes_from_the_log_when_delivery_order_
     await svc.flush()
     _, messages = parse_batch(seen[0])
     assert [(m.peer_id, m.content, m.is_context) for m in messages] == [
-        ("bob", "Where do you live now?", True), ("alice", "Lisbon.", False),
-    ]  # fmt: skip
+        ("bob", "Where do you live now?", True),
+        ("alice", "Lisbon.", False),
+    ]
 
 
 async def test_a_model_outage_waits_at_the_head_of_its_line_until_the_model_is_back():
     model = ScriptedModel(
-        ModelUnavailable("overloaded", attempts=4), ModelUnavailable("still", attempts=4),
+        ModelUnavailable("overloaded", attempts=4),
+        ModelUnavailable("still", attempts=4),
         otherwise=_nothing_found,
-    )  # fmt: skip
+    )
     svc, parts = service(model)
     s = Settled()
     await svc.deliver(0, [s.delivery(7, posted(7, "a", "I love jazz.", [("a", "a")]))])
@@ -185,11 +211,28 @@ async def test_malformed_output_is_retried_then_parked_with_the_reason():
 @pytest.mark.parametrize(
     ("observation", "why"),
     [
-        ({"fact": "Bob lives in Lisbon.", "source_message_index": 0, "source_span": "Where do you live now?"}, "context"),
-        ({"fact": "Alice lives in Paris.", "source_message_index": 1, "source_span": "Paris, since March."}, "span"),
-        ({"fact": "Alice lives in Lisbon.", "source_message_index": 9, "source_span": "Lisbon"}, "index"),
+        (
+            {
+                "fact": "Bob lives in Lisbon.",
+                "source_message_index": 0,
+                "source_span": "Where do you live now?",
+            },
+            "context",
+        ),
+        (
+            {
+                "fact": "Alice lives in Paris.",
+                "source_message_index": 1,
+                "source_span": "Paris, since March.",
+            },
+            "span",
+        ),
+        (
+            {"fact": "Alice lives in Lisbon.", "source_message_index": 9, "source_span": "Lisbon"},
+            "index",
+        ),
     ],
-)  # fmt: skip
+)
 async def test_ungrounded_or_misattributed_observations_are_dropped(observation, why):
     def reply(request: ModelRequest):
         assert request.tool_choice is not None
@@ -346,9 +389,12 @@ class HeldLines(Lines):
 async def test_a_workspace_with_nothing_running_takes_the_kept_slot_past_a_backlog(kept: int):
     progress = HeldLines("big")
     svc, _ = service(
-        ScriptedModel(otherwise=_nothing_found), progress=progress, token_target=1,
-        max_concurrent_batches=2, reserved_slots=kept,
-    )  # fmt: skip
+        ScriptedModel(otherwise=_nothing_found),
+        progress=progress,
+        token_target=1,
+        max_concurrent_batches=2,
+        reserved_slots=kept,
+    )
     s = Settled()
     reps = [("a", "a"), ("b", "b"), ("a", "b")]  # three lines: more than the shared slots
     backlog = [s.delivery(i, posted(i, "a", f"A {i}", reps, ws="big")) for i in range(1, 7)]

@@ -19,9 +19,15 @@ WS = "w1"
 
 def obs(i: str, content: str, when: str, level: str = "explicit", **kw: object) -> Obs:
     return Obs(
-        id=i, level=level, content=content, created_at=day(when), observer="alice",  # type: ignore[arg-type]
-        observed="bob", session_id="s1", **kw,  # type: ignore[arg-type]
-    )  # fmt: skip
+        id=i,
+        level=level,
+        content=content,
+        created_at=day(when),
+        observer="alice",  # type: ignore[arg-type]
+        observed="bob",
+        session_id="s1",
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 def agent(reader: FakeReader, model: ChatModel | None = None) -> DialecticAgent:
@@ -53,9 +59,14 @@ async def test_conflicting_statements_are_presented_as_a_conflict(reader: FakeRe
     reader.add_obs(WS, obs("o2", "Bob loves coffee", "2023-03-02"))
     reader.add_obs(
         WS,
-        obs("c1", "Bob said both that he hates and loves coffee", "2023-03-03",
-            level="contradiction", premise_ids=("o1", "o2")),
-    )  # fmt: skip
+        obs(
+            "c1",
+            "Bob said both that he hates and loves coffee",
+            "2023-03-03",
+            level="contradiction",
+            premise_ids=("o1", "o2"),
+        ),
+    )
     out = await agent(reader).answer(WS, ask("Does Bob like coffee?"))
     assert out.content.startswith("The record conflicts")
     assert "hates coffee" in out.content and "loves coffee" in out.content
@@ -72,9 +83,16 @@ async def test_thin_evidence_abstains(reader: FakeReader) -> None:
 
 async def test_a_derived_belief_is_verified_down_to_explicit_evidence(reader: FakeReader) -> None:
     m1 = reader.add_msg(
-        Msg("m1", "s1", "bob", "I just started as a nurse at the city hospital.", day("2023-05-01"), 1),
+        Msg(
+            "m1",
+            "s1",
+            "bob",
+            "I just started as a nurse at the city hospital.",
+            day("2023-05-01"),
+            1,
+        ),
         ("alice", "bob"),
-    )  # fmt: skip
+    )
     reader.add_obs(WS, obs("e1", "Bob works as a nurse", "2023-05-01", source_message_ids=("m1",)))
     reader.add_obs(
         WS,
@@ -84,10 +102,13 @@ async def test_a_derived_belief_is_verified_down_to_explicit_evidence(reader: Fa
         tool_reply("provenance", {"observation_id": "d1"}),
         tool_reply(
             "answer",
-            {"content": "Bob works in healthcare: he is a nurse.",
-             "cited_observation_ids": ["e1", "d1", "never-read"], "cited_message_ids": ["m1"]},
+            {
+                "content": "Bob works in healthcare: he is a nurse.",
+                "cited_observation_ids": ["e1", "d1", "never-read"],
+                "cited_message_ids": ["m1"],
+            },
         ),
-    )  # fmt: skip
+    )
     out = await agent(reader, model).answer(WS, ask("Does Bob work in healthcare?"))
     shown = tool_results(model.requests[1])[0].content
     assert "[e1] (explicit, 2023-05-01) Bob works as a nurse" in shown
@@ -150,8 +171,10 @@ async def test_the_model_cannot_read_outside_the_scope(reader: FakeReader) -> No
     assert [m.id for m in evidence.messages] == ["m1"] and evidence.conclusions == []
     # A failed call (x1 is not in alice's model of bob) is shown to the model, not counted.
     assert [t.tool_name for t in evidence.tool_calls] == [
-        "grep_messages", "search_observations", "messages_in_range",
-    ]  # fmt: skip
+        "grep_messages",
+        "search_observations",
+        "messages_in_range",
+    ]
 
 
 async def test_a_session_restricts_what_is_read(reader: FakeReader) -> None:

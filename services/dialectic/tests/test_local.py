@@ -47,8 +47,10 @@ async def test_without_an_answer_tool_it_answers_in_text() -> None:
 
 
 def test_it_picks_the_observations_sharing_the_question_words() -> None:
-    obs = [Line("a", "explicit", "2023-01-01", "Caroline likes painting sunsets"),
-           Line("b", "explicit", "2023-01-02", "Caroline has two dogs")]  # fmt: skip
+    obs = [
+        Line("a", "explicit", "2023-01-01", "Caroline likes painting sunsets"),
+        Line("b", "explicit", "2023-01-02", "Caroline has two dogs"),
+    ]
     answer = compose("What does Caroline like painting?", obs, "caroline")
     assert (answer.content, answer.observation_ids) == ("Caroline likes painting sunsets.", ["a"])
 
@@ -60,9 +62,11 @@ def test_it_abstains_when_nothing_overlaps() -> None:
 
 
 def test_a_contradiction_flag_makes_a_conflict_report() -> None:
-    obs = [Line("x", "explicit", "2023-01-01", "Caroline hates coffee"),
-           Line("y", "explicit", "2023-02-01", "Caroline loves coffee"),
-           Line("c", "contradiction", "2023-02-02", "Caroline's statements on coffee conflict")]  # fmt: skip
+    obs = [
+        Line("x", "explicit", "2023-01-01", "Caroline hates coffee"),
+        Line("y", "explicit", "2023-02-01", "Caroline loves coffee"),
+        Line("c", "contradiction", "2023-02-02", "Caroline's statements on coffee conflict"),
+    ]
     answer = compose("Does Caroline drink coffee?", obs, "caroline")
     assert answer.content.startswith("The record conflicts")
     assert set(answer.observation_ids) == {"c", "x", "y"}
@@ -77,8 +81,12 @@ def test_it_is_deterministic() -> None:
 
 def test_a_paraphrase_is_answered_from_an_observation_close_in_meaning() -> None:
     # "job" shares no word with "works as a nurse"; the engine's vectors put it close.
-    obs = [Line("n", "explicit", "2023-01-01", "Alice works as a nurse at the children's hospital", 0.62),
-           Line("p", "explicit", "2023-01-02", "Alice likes pizza", 0.21)]  # fmt: skip
+    obs = [
+        Line(
+            "n", "explicit", "2023-01-01", "Alice works as a nurse at the children's hospital", 0.62
+        ),
+        Line("p", "explicit", "2023-01-02", "Alice likes pizza", 0.21),
+    ]
     answer = compose("What is Alice's job?", obs, "alice")
     assert answer.observation_ids == ["n"] and "nurse" in answer.content
     # Far in meaning and no shared word: still "I don't know".
@@ -100,17 +108,25 @@ async def test_with_nothing_relevant_it_searches_the_messages_once_then_answers(
     assert call.name == "search_messages"
     found = "{m1} (s1, bob, 2023-05-01 10:00) I drive an old red Volvo car."
     second = first.model_copy(
-        update={"messages": (*first.messages, Message.assistant(ToolUseBlock(id=call.id, name=call.name, input=call.input)),
-                             Message.user(ToolResultBlock(tool_use_id=call.id, content=found)))}
-    )  # fmt: skip
+        update={
+            "messages": (
+                *first.messages,
+                Message.assistant(ToolUseBlock(id=call.id, name=call.name, input=call.input)),
+                Message.user(ToolResultBlock(tool_use_id=call.id, content=found)),
+            )
+        }
+    )
     (answer,) = (await model.complete(second)).tool_calls
     assert answer.name == "answer" and answer.input["cited_message_ids"] == ["m1"]
     assert "Volvo" in answer.input["content"]
 
 
 async def test_a_response_format_is_filled_as_json_of_that_shape() -> None:
-    schema = {"type": "object", "properties": {"city": {"type": "string"}, "known": {"type": "boolean"}},
-              "required": ["city", "known"]}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "known": {"type": "boolean"}},
+        "required": ["city", "known"],
+    }
     text = first_turn("Where does Caroline live now?", "caroline", [], schema)
     text = text.replace(
         "(no observations found)", OBS.split("<observations>\n")[1].split("\n</observations>")[0]

@@ -40,12 +40,25 @@ class FakeMemory:
         self.configs: dict[tuple[str, str | None], WorkspaceConfiguration] = {}
         self.messages: dict[str, SourceMessage] = {}
 
-    def add(self, oid: str, content: str, *, level: str = "explicit", day: int = 0,
-            premises: Sequence[str] = (), review: bool = False) -> None:  # fmt: skip
+    def add(
+        self,
+        oid: str,
+        content: str,
+        *,
+        level: str = "explicit",
+        day: int = 0,
+        premises: Sequence[str] = (),
+        review: bool = False,
+    ) -> None:
         self.rows[oid] = Observation(
-            oid, level, content, T0 + timedelta(days=day), tuple(premises),
-            (f"m-{oid}",), review,
-        )  # fmt: skip
+            oid,
+            level,
+            content,
+            T0 + timedelta(days=day),
+            tuple(premises),
+            (f"m-{oid}",),
+            review,
+        )
         self.order.append(oid)
         self.messages[f"m-{oid}"] = SourceMessage(f"m-{oid}", "alice", content, T0)
 
@@ -104,9 +117,16 @@ class FakeMemory:
     def apply(self, event: Envelope) -> None:
         if isinstance(event, ObservationWritten) and event.observation_id not in self.rows:
             self.rows[event.observation_id] = Observation(
-                event.observation_id, event.level, event.content, event.occurred_at,
-                tuple(event.premise_ids), (), False, event.confidence, event.pattern_type,
-            )  # fmt: skip
+                event.observation_id,
+                event.level,
+                event.content,
+                event.occurred_at,
+                tuple(event.premise_ids),
+                (),
+                False,
+                event.confidence,
+                event.pattern_type,
+            )
             self.order.append(event.observation_id)
         elif isinstance(event, ObservationDeleted):
             self.deleted[event.observation_id] = event.reason
@@ -210,15 +230,22 @@ class World:
     schedule: FakeSchedule
     clock: Clock
 
-    def dreamer(self, *steps: ScriptStep, model: ChatModel | None = None,
-                induction: ChatModel | None = None) -> Dreamer:  # fmt: skip
+    def dreamer(
+        self, *steps: ScriptStep, model: ChatModel | None = None, induction: ChatModel | None = None
+    ) -> Dreamer:
         deduction = model or ScriptedModel(*steps, otherwise=lambda _r: text_reply("done"))
         return Dreamer(
             self.settings,
-            {Stage.DREAMER_DEDUCTION: deduction,
-             Stage.DREAMER_INDUCTION: induction or ScriptedModel(otherwise=lambda _r: text_reply("done"))},
-            self.memory, self.log, self.schedule, self.clock,
-        )  # fmt: skip
+            {
+                Stage.DREAMER_DEDUCTION: deduction,
+                Stage.DREAMER_INDUCTION: induction
+                or ScriptedModel(otherwise=lambda _r: text_reply("done")),
+            },
+            self.memory,
+            self.log,
+            self.schedule,
+            self.clock,
+        )
 
 
 @pytest.fixture

@@ -12,9 +12,12 @@ from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.observations import ObservationDeleted, ObservationWritten, PeerCardUpdated
 
 DUE = DreamDue(
-    workspace="ws", observer="alice", observed="alice", reason="requested",
+    workspace="ws",
+    observer="alice",
+    observed="alice",
+    reason="requested",
     due_at=datetime(2024, 1, 1, tzinfo=UTC),
-)  # fmt: skip
+)
 
 
 def errors(model: ScriptedModel) -> list[str]:
@@ -110,21 +113,53 @@ async def test_induction_refuses_one_source_and_grades_confidence(world) -> None
     for i in range(1, 7):
         world.memory.add(f"o{i}", f"Alice went hiking on trail {i}")
     induction = ScriptedModel(
-        tool_reply("write_pattern", {"content": "Alice hikes", "pattern_type": "behaviour", "premise_ids": ["o1"]}),
-        tool_reply("write_pattern", {"content": "Alice hikes", "pattern_type": "behaviour", "premise_ids": ["o1", "o1"]}),
-        tool_reply("write_pattern", {"content": "Alice hikes often", "pattern_type": "behaviour", "premise_ids": ["o1", "o2"]}),
-        tool_reply("write_pattern", {"content": "Alice hikes a lot", "pattern_type": "tendency", "premise_ids": ["o1", "o2", "o3"]}),
-        tool_reply("write_pattern", {"content": "Alice loves trails", "pattern_type": "preference", "premise_ids": [f"o{i}" for i in range(1, 7)]}),
-        tool_reply("write_pattern", {"content": "Alice is odd", "pattern_type": "mood", "premise_ids": ["o1", "o2"]}),
+        tool_reply(
+            "write_pattern",
+            {"content": "Alice hikes", "pattern_type": "behaviour", "premise_ids": ["o1"]},
+        ),
+        tool_reply(
+            "write_pattern",
+            {"content": "Alice hikes", "pattern_type": "behaviour", "premise_ids": ["o1", "o1"]},
+        ),
+        tool_reply(
+            "write_pattern",
+            {
+                "content": "Alice hikes often",
+                "pattern_type": "behaviour",
+                "premise_ids": ["o1", "o2"],
+            },
+        ),
+        tool_reply(
+            "write_pattern",
+            {
+                "content": "Alice hikes a lot",
+                "pattern_type": "tendency",
+                "premise_ids": ["o1", "o2", "o3"],
+            },
+        ),
+        tool_reply(
+            "write_pattern",
+            {
+                "content": "Alice loves trails",
+                "pattern_type": "preference",
+                "premise_ids": [f"o{i}" for i in range(1, 7)],
+            },
+        ),
+        tool_reply(
+            "write_pattern",
+            {"content": "Alice is odd", "pattern_type": "mood", "premise_ids": ["o1", "o2"]},
+        ),
         text_reply("done"),
-    )  # fmt: skip
+    )
     done = await world.dreamer(induction=induction).dream(DUE)
     errs = errors(induction)
     assert len(errs) == 3 and "at least 2" in errs[0] and "at least 2" in errs[1]
     written = world.log.of(ObservationWritten)
     assert [(e.level, e.confidence) for e in written] == [  # type: ignore[attr-defined]
-        ("inductive", 0.4), ("inductive", 0.6), ("inductive", 0.8),
-    ]  # fmt: skip
+        ("inductive", 0.4),
+        ("inductive", 0.6),
+        ("inductive", 0.8),
+    ]
     assert done is not None and done.inductive_written == 3
 
 
@@ -141,8 +176,11 @@ async def test_induction_cannot_delete(world) -> None:
     assert all("no tool" in e for e in errors(induction))
     assert world.log.of(ObservationDeleted) == []
     assert {t.name for t in induction.requests[0].tools} == {
-        "recent_observations", "search_observations", "read_sources", "write_pattern",
-    }  # fmt: skip
+        "recent_observations",
+        "search_observations",
+        "read_sources",
+        "write_pattern",
+    }
 
 
 async def test_card_stays_within_bounds_and_kinds(world) -> None:
@@ -223,9 +261,12 @@ async def test_a_dream_honours_the_applications_configuration(world) -> None:
     assert any(t.name == "set_peer_card" for t in plain.requests[0].tools)
     assert "<instructions>" not in plain.requests[0].system
     told = WorkspaceConfiguration.model_validate(
-        {"custom_instructions": "Keep names.", "dream": {"custom_instructions": "Be careful."},
-         "peer_card": {"create": False}}
-    )  # fmt: skip
+        {
+            "custom_instructions": "Keep names.",
+            "dream": {"custom_instructions": "Be careful."},
+            "peer_card": {"create": False},
+        }
+    )
     world.memory.configs[("ws", None)] = told
     deduction, induction = (
         ScriptedModel(otherwise=lambda _r: text_reply("done")),

@@ -13,9 +13,12 @@ from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.observations import ObservationWritten
 
 DUE = DreamDue(
-    workspace="ws", observer="alice", observed="alice", reason="threshold",
+    workspace="ws",
+    observer="alice",
+    observed="alice",
+    reason="threshold",
     due_at=datetime(2024, 1, 1, tzinfo=UTC),
-)  # fmt: skip
+)
 TOPICS = ["climbing", "violin", "gardening", "chess", "baking", "sailing", "poetry", "running"]
 
 
@@ -61,14 +64,28 @@ async def test_dream_cost_by_representation_size(world, size: int) -> None:
     scripted_deduction = ScriptedModel(
         _charging(tool_reply("recent_observations", {"limit": 200})),
         _charging(tool_reply("search_observations", {"query": "climbing", "limit": 10})),
-        _charging(tool_reply("write_deduction", {"content": "Alice has many hobbies", "premise_ids": ["o0", "o1"]})),
+        _charging(
+            tool_reply(
+                "write_deduction",
+                {"content": "Alice has many hobbies", "premise_ids": ["o0", "o1"]},
+            )
+        ),
         _charging(text_reply("done")),
-    )  # fmt: skip
+    )
     scripted_induction = ScriptedModel(
         _charging(tool_reply("recent_observations", {"limit": 200})),
-        _charging(tool_reply("write_pattern", {"content": "Alice returns to chess", "pattern_type": "tendency", "premise_ids": ["o3", "o7"]})),
+        _charging(
+            tool_reply(
+                "write_pattern",
+                {
+                    "content": "Alice returns to chess",
+                    "pattern_type": "tendency",
+                    "premise_ids": ["o3", "o7"],
+                },
+            )
+        ),
         _charging(text_reply("done")),
-    )  # fmt: skip
+    )
     scripted = await world.dreamer(model=scripted_deduction, induction=scripted_induction).dream(
         DUE
     )

@@ -83,9 +83,10 @@ async def test_card_keeps_relationships_and_instructions() -> None:
     )
     [card] = [c.input["entries"] for c in r.tool_calls if c.name == "set_peer_card"]
     assert {(e["kind"], e["text"]) for e in card} == {
-        ("identity", "Name: Alice"), ("relationship", "Sister: Anna"),
+        ("identity", "Name: Alice"),
+        ("relationship", "Sister: Anna"),
         ("instruction", "Instruction: call them Ali"),
-    }  # fmt: skip
+    }
 
 
 async def test_induction_needs_two_sources_sharing_a_term() -> None:
@@ -112,8 +113,14 @@ async def test_induction_skips_a_recorded_pattern_and_stops_after_acting() -> No
     request = after_listing(Stage.DREAMER_INDUCTION, lines)
     r = await local_dreamer(Stage.DREAMER_DEDUCTION).complete(request)
     assert r.tool_calls == ()
-    acted = request.model_copy(update={"messages": (*request.messages, Message.assistant(
-        ToolUseBlock(id="c2", name="write_pattern", input={})))})  # fmt: skip
+    acted = request.model_copy(
+        update={
+            "messages": (
+                *request.messages,
+                Message.assistant(ToolUseBlock(id="c2", name="write_pattern", input={})),
+            )
+        }
+    )
     assert (await local_dreamer(Stage.DREAMER_DEDUCTION).complete(acted)).stop_reason == "end_turn"
 
 

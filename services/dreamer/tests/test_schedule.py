@@ -15,9 +15,14 @@ SCOPE = Scope("ws", "alice", "alice")
 
 def explicit(n: int, observer: str = "alice", observed: str = "alice") -> ObservationWritten:
     return ObservationWritten(
-        workspace="ws", observation_id=f"o{n}", observer=observer, observed=observed,
-        content=f"Alice said thing {n}", source_message_ids=["m"], source_span="x",
-    )  # fmt: skip
+        workspace="ws",
+        observation_id=f"o{n}",
+        observer=observer,
+        observed=observed,
+        content=f"Alice said thing {n}",
+        source_message_ids=["m"],
+        source_span="x",
+    )
 
 
 async def feed(d: Dreamer, start: int, n: int) -> None:

@@ -22,9 +22,16 @@ from mnemo_schema.errors import Refusal
 from mnemo_schema.keys import KeyScope
 
 _FILES = (
-    conclusions_pb2, context_pb2, dialectic_pb2, dreams_pb2, messages_pb2, peers_pb2, queue_pb2,
-    sessions_pb2, workspaces_pb2,
-)  # fmt: skip
+    conclusions_pb2,
+    context_pb2,
+    dialectic_pb2,
+    dreams_pb2,
+    messages_pb2,
+    peers_pb2,
+    queue_pb2,
+    sessions_pb2,
+    workspaces_pb2,
+)
 RPC_NAMES = sorted(
     m.name for f in _FILES for s in f.DESCRIPTOR.services_by_name.values() for m in s.methods
 )

@@ -36,8 +36,11 @@ def test_a_minted_key_verifies_to_its_claims() -> None:
     token, claims = ring.mint(KeyScope.PEER, "w", peer="alice", expires_at=until)
     assert ring.verify(token) == claims
     assert (claims.scope, claims.workspace, claims.peer, claims.session) == (
-        KeyScope.PEER, "w", "alice", None,
-    )  # fmt: skip
+        KeyScope.PEER,
+        "w",
+        "alice",
+        None,
+    )
     assert claims.expires_at == int(until.timestamp())
     assert jwt.get_unverified_header(token)["alg"] == "EdDSA"
     # The reference server's claim names.
@@ -147,8 +150,11 @@ def test_with_auth_off_every_start_warns_and_every_caller_is_let_in() -> None:
 def test_a_revocation_is_kept_until_the_key_would_have_expired() -> None:
     revoked = Revocations(NATS().jetstream())
     now = datetime.now(UTC)
-    for key_id, expires in (("past", now - timedelta(seconds=1)), ("soon", now + timedelta(hours=1)),
-                            ("never", None)):  # fmt: skip
+    for key_id, expires in (
+        ("past", now - timedelta(seconds=1)),
+        ("soon", now + timedelta(hours=1)),
+        ("never", None),
+    ):
         revoked.add(KeyRevoked.of(RevokeKey(key_id=key_id, expires_at=expires)))
     assert "past" not in revoked and "soon" in revoked and "never" in revoked
     ring = Keyring(Ed25519PrivateKey.generate())

@@ -52,9 +52,13 @@ def test_network_errors_5xx_and_429_are_retried_other_answers_not():
 
 
 @pytest.mark.parametrize(
-    "url", ["http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/x",
-            "http://metadata.google.internal/computeMetadata/v1/"],
-)  # fmt: skip
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fe80::1]/x",
+        "http://metadata.google.internal/computeMetadata/v1/",
+    ],
+)
 def test_link_local_and_metadata_targets_are_refused_unless_allowed(url):
     with pytest.raises(targets.UnsafeTarget):
         asyncio.run(targets.check(url, allow_link_local=False))

@@ -91,11 +91,19 @@ def test_posting_creates_and_joins_an_unknown_sender_first():
 @pytest.mark.parametrize(
     ("cmd", "status", "field"),
     [
-        (c.PostMessages(session_id="nope", messages=[c.NewMessage(peer_id="a", content="x")]), 404, "session_id"),
+        (
+            c.PostMessages(session_id="nope", messages=[c.NewMessage(peer_id="a", content="x")]),
+            404,
+            "session_id",
+        ),
         (c.UpdatePeer(peer_id="ghost", metadata={}), 404, "peer_id"),
-        (c.ConfigureSessionPeer(session_id="s", peer_id="stranger", observe_me=False), 404, "peer_id"),
+        (
+            c.ConfigureSessionPeer(session_id="s", peer_id="stranger", observe_me=False),
+            404,
+            "peer_id",
+        ),
     ],
-)  # fmt: skip
+)
 def test_refusals_name_the_field(cmd, status, field):
     m = model_with(c.EnsureSession(session_id="s"))
     with pytest.raises(Refusal) as err:
@@ -138,11 +146,14 @@ def test_messages_carry_the_configuration_in_force_when_posted():
         ),
     )
     cmd = c.PostMessages.model_validate(
-        {"session_id": "s", "messages": [
-            {"peer_id": "a", "content": "kept"},
-            {"peer_id": "a", "content": "private", "configuration": off},
-        ]}
-    )  # fmt: skip
+        {
+            "session_id": "s",
+            "messages": [
+                {"peer_id": "a", "content": "kept"},
+                {"peer_id": "a", "content": "private", "configuration": off},
+            ],
+        }
+    )
     kept, private = (e for e in decide(m, cmd, CTX, [1, 1]).events if isinstance(e, MessagePosted))
     assert (kept.reasoning, kept.instructions) == (True, "Names matter.\n\nX")
     assert (private.reasoning, private.instructions) == (False, "Names matter.\n\nX")

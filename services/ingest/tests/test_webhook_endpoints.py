@@ -69,9 +69,16 @@ def test_deleting_the_workspace_forgets_its_endpoints():
 
 @pytest.mark.parametrize(
     "url",
-    ["ftp://example.com/x", "example.com/hook", "https://", "http://user:pw@example.com/",
-     "http://169.254.169.254/latest/meta-data", "http://[fe80::1]/x", "http://0.0.0.0/"],
-)  # fmt: skip
+    [
+        "ftp://example.com/x",
+        "example.com/hook",
+        "https://",
+        "http://user:pw@example.com/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[fe80::1]/x",
+        "http://0.0.0.0/",
+    ],
+)
 def test_only_http_urls_to_ordinary_hosts_are_accepted(url):
     with pytest.raises(ValidationError) as err:
         c.RegisterWebhookEndpoint(url=url)

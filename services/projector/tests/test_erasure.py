@@ -30,24 +30,42 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 def _msg(mid: str, session: str = "s", peer: str = "alice") -> MessagePosted:
     return MessagePosted(
-        workspace=WS, session_id=session, message_id=mid, peer_id=peer, content=f"text of {mid}",
-        metadata={}, created_at=NOW, token_count=3,
-    )  # fmt: skip
+        workspace=WS,
+        session_id=session,
+        message_id=mid,
+        peer_id=peer,
+        content=f"text of {mid}",
+        metadata={},
+        created_at=NOW,
+        token_count=3,
+    )
 
 
 def _obs(oid: str, sources: list[str] = [], premises: list[str] = [], session: str = "s"):  # noqa: B006
     return ObservationWritten(
-        workspace=WS, observation_id=oid, observer="alice", observed="alice", session_id=session,
-        content=f"belief {oid}", source_message_ids=sources, premise_ids=premises,
+        workspace=WS,
+        observation_id=oid,
+        observer="alice",
+        observed="alice",
+        session_id=session,
+        content=f"belief {oid}",
+        source_message_ids=sources,
+        premise_ids=premises,
         level="deductive" if premises else "explicit",
-    )  # fmt: skip
+    )
 
 
 def _summary(mid: str, seq: int) -> SummaryUpdated:
     return SummaryUpdated(
-        workspace=WS, session_id="s", summary_type="short", content=f"up to {mid}",
-        message_id=mid, message_seq=seq, messages_covered=seq, token_count=4,
-    )  # fmt: skip
+        workspace=WS,
+        session_id="s",
+        summary_type="short",
+        content=f"up to {mid}",
+        message_id=mid,
+        message_seq=seq,
+        messages_covered=seq,
+        token_count=4,
+    )
 
 
 def _card(peer: str) -> PeerCardUpdated:

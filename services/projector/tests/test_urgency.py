@@ -37,13 +37,24 @@ def test_workspaces_gone_quiet_are_forgotten():
 
 def test_only_messages_and_the_observations_made_of_them_are_awaited():
     posted = MessagePosted(
-        workspace="w", session_id="s", message_id="m1", peer_id="p", content="I like tea.",
-        metadata={}, created_at=datetime(2024, 1, 1, tzinfo=UTC), token_count=4,
-    )  # fmt: skip
+        workspace="w",
+        session_id="s",
+        message_id="m1",
+        peer_id="p",
+        content="I like tea.",
+        metadata={},
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+        token_count=4,
+    )
     derived = ObservationWritten(
-        workspace="w", observer="p", observed="p", observation_id="o1", level="explicit",
-        content="P likes tea.", source_message_ids=["m1"],
-    )  # fmt: skip
+        workspace="w",
+        observer="p",
+        observed="p",
+        observation_id="o1",
+        level="explicit",
+        content="P likes tea.",
+        source_message_ids=["m1"],
+    )
     dreamt = derived.model_copy(update={"origin": "dreamer", "level": "deductive"})
     assert awaited([posted]) and awaited([derived]) and awaited([dreamt, derived])
     assert not awaited([dreamt]) and not awaited([None]) and not awaited([])

@@ -58,10 +58,15 @@ class Settled:
     def delivery(self, seq: int, session: str = SID) -> Delivery:
         speaker = "caroline" if seq % 2 else "melanie"
         event = MessagePosted(
-            workspace=WS, session_id=session, message_id=f"m{seq}", peer_id=speaker,
-            content=f"I adopted a dog named Rex{seq} on May {seq % 28 + 1}.", metadata={},
-            created_at=AT, token_count=12,
-        )  # fmt: skip
+            workspace=WS,
+            session_id=session,
+            message_id=f"m{seq}",
+            peer_id=speaker,
+            content=f"I adopted a dog named Rex{seq} on May {seq % 28 + 1}.",
+            metadata={},
+            created_at=AT,
+            token_count=12,
+        )
 
         async def ack() -> None:
             self.acked.append(seq)
@@ -266,9 +271,15 @@ class _Down(Progress):
 async def test_nothing_is_acknowledged_before_its_progress_is_recorded():
     log, dead = Log(), Dead()
     svc = SummarizerService(
-        SummarizerSettings(), local_reasoner(), log, History(), dead, lambda t: len(t.split()),
-        _Down(), record_pause_s=0.0,
-    )  # fmt: skip
+        SummarizerSettings(),
+        local_reasoner(),
+        log,
+        History(),
+        dead,
+        lambda t: len(t.split()),
+        _Down(),
+        record_pause_s=0.0,
+    )
     bus = Settled()
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 4)])
     # Not acknowledged: delivered again, they are counted as seen and recorded then.

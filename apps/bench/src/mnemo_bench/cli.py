@@ -31,14 +31,18 @@ SPLITS: dict[str, dict[str, tuple[str, ...]]] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``mnemo bench``."""
     parser.add_argument("benchmark", choices=["locomo", "longmemeval", "beam", "deriver"])
-    parser.add_argument("--offline", action="store_true",
-                        help="retrieval metrics only (Recall@k, NDCG@k); no answering model")  # fmt: skip
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="retrieval metrics only (Recall@k, NDCG@k); no answering model",
+    )
     parser.add_argument("--data", type=Path, help="dataset file or folder (default: shared data)")
     parser.add_argument("--out", type=Path, help="output folder (default: bench-out/<benchmark>)")
     parser.add_argument("--limit", type=int, help="first N conversations (LongMemEval: questions)")
     parser.add_argument("--questions", type=int, help="first N questions of each conversation")
-    parser.add_argument("--level", default="low",
-                        choices=["minimal", "low", "medium", "high", "max"])  # fmt: skip
+    parser.add_argument(
+        "--level", default="low", choices=["minimal", "low", "medium", "high", "max"]
+    )
     parser.add_argument("--mode", default="dialectic", choices=["dialectic", "context"])
     parser.add_argument(
         "--url",
@@ -51,20 +55,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["all", "tuning", "held-out"],
         help="LoCoMo / BEAM: the tuning or the held-out half of the dev data",
     )
-    parser.add_argument("--no-ablation", dest="ablation", action="store_false",
-                        help="offline: skip the runs with one engine component off")  # fmt: skip
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the model requests the run would make; call no model")  # fmt: skip
-    parser.add_argument("--with-adversarial", action="store_true",
-                        help="LoCoMo: also score category 5")  # fmt: skip
+    parser.add_argument(
+        "--no-ablation",
+        dest="ablation",
+        action="store_false",
+        help="offline: skip the runs with one engine component off",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the model requests the run would make; call no model",
+    )
+    parser.add_argument(
+        "--with-adversarial", action="store_true", help="LoCoMo: also score category 5"
+    )
     parser.add_argument("--answer-model", help="provider[:model] answering (default: model config)")
     parser.add_argument("--judge-model", help="provider[:model] judging (default: model config)")
-    parser.add_argument("--no-baseline", action="store_true",
-                        help="skip the full-context baseline")  # fmt: skip
-    parser.add_argument("--no-mnemo", action="store_true",
-                        help="offline: raw-message baselines only")  # fmt: skip
-    parser.add_argument("--corpus", default="locomo", choices=["locomo", "longmemeval", "beam"],
-                        help="deriver: whose conversations the deriver reads")  # fmt: skip
+    parser.add_argument("--no-baseline", action="store_true", help="skip the full-context baseline")
+    parser.add_argument(
+        "--no-mnemo", action="store_true", help="offline: raw-message baselines only"
+    )
+    parser.add_argument(
+        "--corpus",
+        default="locomo",
+        choices=["locomo", "longmemeval", "beam"],
+        help="deriver: whose conversations the deriver reads",
+    )
     parser.add_argument("--deriver-model", help="deriver: provider[:model] (default: model config)")
 
 
@@ -105,9 +121,7 @@ def load_cases(benchmark: str, path: Path, limit: int | None, per_case: int | No
         cases = read_longmemeval(path)
     cases = cases[:limit] if limit else cases
     if per_case:
-        cases = [
-            Case(c.id, c.speakers, c.sessions, c.questions[:per_case]) for c in cases
-        ]  # fmt: skip
+        cases = [Case(c.id, c.speakers, c.sessions, c.questions[:per_case]) for c in cases]
     return cases
 
 
@@ -130,7 +144,7 @@ def main(args: argparse.Namespace) -> int:
         if args.questions:
             cases = [
                 Case(c.id, c.speakers, c.sessions, c.questions[: args.questions]) for c in cases
-            ]  # fmt: skip
+            ]
     summary: dict[str, object] | None
     if args.benchmark == "deriver":
         from mnemo_bench.deriver import app

@@ -111,8 +111,9 @@ def summarise(
         for cat in sorted({str(r["category"]) for r in mine}):
             cat_rows = [m for m, r in zip(metrics, mine, strict=True) if r["category"] == cat]
             by_category.setdefault(name, {})[cat] = {
-                **mean_metrics(cat_rows), "questions": len(cat_rows)
-            }  # fmt: skip
+                **mean_metrics(cat_rows),
+                "questions": len(cat_rows),
+            }
     return {
         "retrievers": retrievers,
         "questions": len(questions),

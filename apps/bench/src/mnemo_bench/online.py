@@ -53,8 +53,9 @@ def answer_request(material: str, question: Question) -> ModelRequest:
     """One answering call over ``material`` (a transcript or a context blob)."""
     asked = f" (asked on {question.asked_at:%d %B %Y})" if question.asked_at else ""
     user = f"<material>\n{material}\n</material>\n\nQuestion{asked}: {question.text}"
-    return ModelRequest(stage=ANSWER_STAGE, system=ANSWER_SYSTEM,
-                        messages=(Message.user(user),), max_tokens=512)  # fmt: skip
+    return ModelRequest(
+        stage=ANSWER_STAGE, system=ANSWER_SYSTEM, messages=(Message.user(user),), max_tokens=512
+    )
 
 
 async def ask_model(model: ChatModel, material: str, question: Question) -> Answer:
@@ -79,33 +80,44 @@ class JudgedRun:
         """Answer and grade every in-scope question, skipping those already recorded."""
         for n, case in enumerate(cases, 1):
             todo = [
-                q for q in case.questions
+                q
+                for q in case.questions
                 if self.scope.includes_judged(q) and self.state.result(q.id) is None
-            ]  # fmt: skip
+            ]
             if not todo:
                 continue
             self.memory.load(case)
             full = transcript(case) if self.baseline else ""
             for i, q in enumerate(todo, 1):
                 self.state.append(await self._one(case, q, full))
-                print(f"\r  [{n}/{len(cases)}] {case.id} {i}/{len(todo)}", end="",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"\r  [{n}/{len(cases)}] {case.id} {i}/{len(todo)}",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
             print(file=sys.stderr)
         return judged_summary(self.state.rows(), self.baseline)
 
     async def _one(self, case: Case, q: Question, full: str) -> dict[str, Any]:
         mnemo = await self.memory.answer(case, q)
         row: dict[str, Any] = {
-            "key": q.id, "case": case.id, "question": q.text, "category": q.category,
-            "reference": q.answer, "mnemo_answer": mnemo.text, "mnemo_tokens": mnemo.tokens,
+            "key": q.id,
+            "case": case.id,
+            "question": q.text,
+            "category": q.category,
+            "reference": q.answer,
+            "mnemo_answer": mnemo.text,
+            "mnemo_tokens": mnemo.tokens,
             "mnemo_score": await grade(self.judge, self.benchmark, q, mnemo.text),
-        }  # fmt: skip
+        }
         if self.baseline:
             base = await ask_model(self.answerer, full, q)
             row |= {
-                "baseline_answer": base.text, "baseline_tokens": base.tokens,
+                "baseline_answer": base.text,
+                "baseline_tokens": base.tokens,
                 "baseline_score": await grade(self.judge, self.benchmark, q, base.text),
-            }  # fmt: skip
+            }
         return row
 
 

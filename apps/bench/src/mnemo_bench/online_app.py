@@ -84,8 +84,10 @@ def dry_run(args: argparse.Namespace, cases: list[Case], settings: ModelSettings
     for case in cases:
         q = next((q for q in case.questions if scope.includes_judged(q)), None)
         n = sum(1 for q in case.questions if scope.includes_judged(q))
-        print(f"{case.id}: {sum(len(s.turns) for s in case.sessions)} messages to ingest "
-              f"in {len(case.sessions)} sessions, {n} questions")  # fmt: skip
+        print(
+            f"{case.id}: {sum(len(s.turns) for s in case.sessions)} messages to ingest "
+            f"in {len(case.sessions)} sessions, {n} questions"
+        )
         if q is None:
             continue
         print(f"  first question: {q.text!r}")
@@ -122,8 +124,11 @@ async def run_online(
         dry_run(args, cases, settings)
         return None
     if settings.default_provider() == "local":
-        print("no model key set: answering and judging use the local heuristic reasoner, "
-              "which cannot judge; set ANTHROPIC_API_KEY", file=sys.stderr)  # fmt: skip
+        print(
+            "no model key set: answering and judging use the local heuristic reasoner, "
+            "which cannot judge; set ANTHROPIC_API_KEY",
+            file=sys.stderr,
+        )
     state = RunState(out)
     answerer = build_model(ANSWER_STAGE, settings, local_factory=local_model)
     judge = build_model(JUDGE_STAGE, settings, local_factory=local_model)

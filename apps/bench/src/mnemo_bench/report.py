@@ -19,10 +19,11 @@ def retrieval_table(summary: dict[str, Any]) -> str:
         f"{summary.get('benchmark', '')} retrieval, {summary['questions']} questions"
         + (f" ({split} split: {cases})" if split != "all" else ""),
         "",
-        "| retriever | " + " | ".join(c.replace("recall", "R").replace("ndcg", "NDCG") for c in cols)
+        "| retriever | "
+        + " | ".join(c.replace("recall", "R").replace("ndcg", "NDCG") for c in cols)
         + " | tokens/q |",
         "|---" * (len(cols) + 2) + "|",
-    ]  # fmt: skip
+    ]
     for name, m in summary["retrievers"].items():
         if name.startswith("mnemo without "):
             continue  # in the ablation table

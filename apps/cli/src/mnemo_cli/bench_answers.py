@@ -114,8 +114,15 @@ def main() -> None:
         for q in qa:
             about = next((n for n in names if n in q["question"].lower()), _peer(conv.speaker_a))
             got = h.peer(about).chat(q["question"], reasoning_level="minimal") or ""
-            rows.append({"kind": "single-hop", "q": q["question"], "gold": str(q["answer"]),
-                         "answer": got[:200], "ok": _holds_gold(got, str(q["answer"]))})  # fmt: skip
+            rows.append(
+                {
+                    "kind": "single-hop",
+                    "q": q["question"],
+                    "gold": str(q["answer"]),
+                    "answer": got[:200],
+                    "ok": _holds_gold(got, str(q["answer"])),
+                }
+            )
         out["conversations"][cid] = rows
     for kind in ("paraphrase", "single-hop"):
         got = [r["ok"] for rows in out["conversations"].values() for r in rows if r["kind"] == kind]

@@ -77,9 +77,13 @@ async def _conclusions(service: ContextService, ws: str, question: str) -> Any:
 async def _prefetch(service: ContextService, ws: str, question: str) -> Any:
     # The dialectic's prefetch: the 12 best observations within a cosine distance of 0.9.
     query = RetrievalQuery(
-        query=question, observer="bob", observed="bob", messages=0, observations=12,
+        query=question,
+        observer="bob",
+        observed="bob",
+        messages=0,
+        observations=12,
         max_distance=0.9,
-    )  # fmt: skip
+    )
     return await service.retrieve(ws, query)
 
 
@@ -168,9 +172,15 @@ async def bench_get_context(
             spaces[n] = f"bench-ctx-{uuid.uuid4().hex[:8]}"
             began = time.perf_counter()
             await fill_representation(
-                pool, spaces[n], n, sentences, base, embedder.model_name, start,
+                pool,
+                spaces[n],
+                n,
+                sentences,
+                base,
+                embedder.model_name,
+                start,
                 step=timedelta(seconds=1),
-            )  # fmt: skip
+            )
             results["load_s"][n] = time.perf_counter() - began
         began = time.perf_counter()
         await build_graphs(pool)

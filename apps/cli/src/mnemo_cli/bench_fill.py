@@ -60,9 +60,15 @@ async def build_graphs(pool: Pool) -> None:
         # What autovacuum does for a live table: statistics for the planner, and the visibility
         # map that lets index-only scans skip the table.
         for table in (
-            "messages", "message_passages", "observations", "observation_sources", DEFAULT_TABLE,
-            "search_terms", "search_df", "search_docs",
-        ):  # fmt: skip
+            "messages",
+            "message_passages",
+            "observations",
+            "observation_sources",
+            DEFAULT_TABLE,
+            "search_terms",
+            "search_df",
+            "search_docs",
+        ):
             await conn.execute(f"VACUUM ANALYZE {table}")
 
 
@@ -117,9 +123,22 @@ async def fill_representation(
         ) as copy:
             for i in range(n):
                 await copy.write_row(
-                    (ws, f"m{i}", 0, "s", PEER, "{bob}", i + 1, start + step * i, 0,
-                     len(texts[i]), 1, vectors[i], model)
-                )  # fmt: skip
+                    (
+                        ws,
+                        f"m{i}",
+                        0,
+                        "s",
+                        PEER,
+                        "{bob}",
+                        i + 1,
+                        start + step * i,
+                        0,
+                        len(texts[i]),
+                        1,
+                        vectors[i],
+                        model,
+                    )
+                )
         observed = [f"Bob: {t}" for t in texts]
         counts = counter.count_many(observed)
         async with conn.cursor().copy(
@@ -130,9 +149,23 @@ async def fill_representation(
             for i in range(n):
                 when = start + step * i
                 await copy.write_row(
-                    (ws, f"{ws}-o{i}", PEER, PEER, "s", "explicit", observed[i], observed[i],
-                     f"{{m{i}}}", "bench", when, when, i, counts[i])
-                )  # fmt: skip
+                    (
+                        ws,
+                        f"{ws}-o{i}",
+                        PEER,
+                        PEER,
+                        "s",
+                        "explicit",
+                        observed[i],
+                        observed[i],
+                        f"{{m{i}}}",
+                        "bench",
+                        when,
+                        when,
+                        i,
+                        counts[i],
+                    )
+                )
         async with conn.cursor().copy(
             "COPY observation_sources (workspace, observation_id, source_kind, source_id) FROM STDIN"
         ) as copy:

@@ -55,8 +55,11 @@ async def probe(conn: Conn, ws: str, n: int, timeout: float = 60.0) -> dict[str,
     body = {"messages": [{"peer_id": PROBE, "content": text}]}
     await conn.post(f"/v3/workspaces/{ws}/sessions/{PROBE}/messages", body)
     accepted = time.perf_counter()
-    conclusions = {"query": text, "top_k": 3,
-                   "filters": {"observer_id": PROBE, "observed_id": PROBE}}  # fmt: skip
+    conclusions = {
+        "query": text,
+        "top_k": 3,
+        "filters": {"observer_id": PROBE, "observed_id": PROBE},
+    }
     found: dict[str, float] = {}
     while len(found) < 2 and time.perf_counter() - accepted < timeout:
         if "observation_ms" not in found:
@@ -100,10 +103,16 @@ async def formation(
     posted = await post_flat_out(conns, ws, "history", corpus, n, start)
     queue = await wait_drained(conns[0], ws, timeout)
     took = time.perf_counter() - began
-    return {"messages": n, "post_s": posted, "seconds": took, "msg_per_s": n / took,
-            "drained": queue["drained"], "completed_units": queue["completed_units"],
-            "total_units": queue["total_units"],
-            "queue_status_p50_ms": queue["status_p50_ms"]}  # fmt: skip
+    return {
+        "messages": n,
+        "post_s": posted,
+        "seconds": took,
+        "msg_per_s": n / took,
+        "drained": queue["drained"],
+        "completed_units": queue["completed_units"],
+        "total_units": queue["total_units"],
+        "queue_status_p50_ms": queue["status_p50_ms"],
+    }
 
 
 async def freshness_under(
@@ -139,9 +148,14 @@ async def _first_taken(conn: Conn, ws: str, session: str) -> bool:
 
 
 async def chat_after_burst(
-    url: str, corpus: Corpus, burst: int, chat: int, partitions: int, samples: int,
+    url: str,
+    corpus: Corpus,
+    burst: int,
+    chat: int,
+    partitions: int,
+    samples: int,
     timeout: float,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """``burst`` messages flat out to workspace A, then a chat of ``chat`` messages in workspace
     C (another partition): when the deriver reaches the chat (its first unit taken) and when
     its queue drains. Then, with A's backlog still there, probes in a workspace B of another
@@ -182,10 +196,15 @@ async def chat_after_burst(
     return {
         "burst": {"messages": burst, "post_s": posted},
         "chat": {
-            "messages": chat, "post_s": sent - started, "reached_s": since(reached, sent),
+            "messages": chat,
+            "post_s": sent - started,
+            "reached_s": since(reached, sent),
             "drained_after_post_s": since(drain, sent),
             "drained_after_reached_s": since(drain, reached),
         },
-        "fairness": {"a_unfinished_units": [unfinished_before, unfinished_after],
-                     "other_partition": other, "same_partition": same},
-    }  # fmt: skip
+        "fairness": {
+            "a_unfinished_units": [unfinished_before, unfinished_after],
+            "other_partition": other,
+            "same_partition": same,
+        },
+    }

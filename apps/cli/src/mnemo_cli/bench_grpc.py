@@ -43,11 +43,14 @@ async def _sessions(channel: grpc.aio.Channel, clients: int) -> str:
     for i in range(clients):
         await sessions.GetOrCreateSession(
             sp.GetOrCreateSessionRequest(
-                parent=f"workspaces/{ws}", session_id=f"s{i}",
-                peers={"user": rp.SessionPeerConfig(),
-                       "assistant": rp.SessionPeerConfig(observe_others=True)},
+                parent=f"workspaces/{ws}",
+                session_id=f"s{i}",
+                peers={
+                    "user": rp.SessionPeerConfig(),
+                    "assistant": rp.SessionPeerConfig(observe_others=True),
+                },
             )
-        )  # fmt: skip
+        )
     return ws
 
 
@@ -90,13 +93,16 @@ async def _streaming(channel: grpc.aio.Channel, clients: int, seconds: float) ->
                 await window.acquire()
                 n += 1
                 yield mp.StreamMessagesRequest(
-                    parent=parent, request_id=f"{i}-{n}",
+                    parent=parent,
+                    request_id=f"{i}-{n}",
                     messages=[
-                        mp.NewMessage(peer_id="user" if j % 2 else "assistant",
-                                      content=f"{SENTENCE} ({n}.{j})")
+                        mp.NewMessage(
+                            peer_id="user" if j % 2 else "assistant",
+                            content=f"{SENTENCE} ({n}.{j})",
+                        )
                         for j in range(100)
                     ],
-                )  # fmt: skip
+                )
 
         async for ack in stub.StreamMessages(batches()):
             stored += len(ack.message_ids)
@@ -118,15 +124,19 @@ async def _context(
         await messages.CreateMessages(
             mp.CreateMessagesRequest(
                 parent=parent,
-                messages=[mp.NewMessage(peer_id="user", content=f"{SENTENCE} ({k})")
-                          for k in range(start, start + 100)],
+                messages=[
+                    mp.NewMessage(peer_id="user", content=f"{SENTENCE} ({k})")
+                    for k in range(start, start + 100)
+                ],
             )
-        )  # fmt: skip
+        )
     stub = xg.ContextServiceStub(channel)
     request = xp.GetSessionContextRequest(
-        name=parent, tokens=2000, peer_target="user",
+        name=parent,
+        tokens=2000,
+        peer_target="user",
         representation=xp.RepresentationOptions(search_query="Where does the user live?"),
-    )  # fmt: skip
+    )
     params: dict[str, Any] = {
         "tokens": 2000,
         "peer_target": "user",
@@ -182,12 +192,24 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
         return []
     lat, stream, ctx = result["create_latency"], result["streaming"], result["context"]
     return [
-        ("gRPC bulk streaming ingest (100-msg batches, acknowledged when stored)",
-         f"{stream['messages_per_s']:.0f} msg/s", ">= HTTP batches"),
-        ("gRPC single-message CreateMessages p50 / p99",
-         f"{lat['p50_ms']:.1f} / {lat['p99_ms']:.1f} ms", ""),
-        ("get_context 2,000 tokens + search query, gRPC p50 / p99",
-         f"{ctx['grpc']['p50_ms']:.1f} / {ctx['grpc']['p99_ms']:.1f} ms", ""),
-        ("get_context 2,000 tokens + search query, HTTP p50 / p99 (alternated)",
-         f"{ctx['http']['p50_ms']:.1f} / {ctx['http']['p99_ms']:.1f} ms", ""),
-    ]  # fmt: skip
+        (
+            "gRPC bulk streaming ingest (100-msg batches, acknowledged when stored)",
+            f"{stream['messages_per_s']:.0f} msg/s",
+            ">= HTTP batches",
+        ),
+        (
+            "gRPC single-message CreateMessages p50 / p99",
+            f"{lat['p50_ms']:.1f} / {lat['p99_ms']:.1f} ms",
+            "",
+        ),
+        (
+            "get_context 2,000 tokens + search query, gRPC p50 / p99",
+            f"{ctx['grpc']['p50_ms']:.1f} / {ctx['grpc']['p99_ms']:.1f} ms",
+            "",
+        ),
+        (
+            "get_context 2,000 tokens + search query, HTTP p50 / p99 (alternated)",
+            f"{ctx['http']['p50_ms']:.1f} / {ctx['http']['p99_ms']:.1f} ms",
+            "",
+        ),
+    ]

@@ -24,9 +24,13 @@ class Conn:
     """One connection, one request at a time; JSON in, the response body out."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: str | None,
-        address: tuple[str, int], idle_s: float = IDLE_S,
-    ) -> None:  # fmt: skip
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        key: str | None,
+        address: tuple[str, int],
+        idle_s: float = IDLE_S,
+    ) -> None:
         self._r, self._w = reader, writer
         self._auth = b"Authorization: Bearer %s\r\n" % key.encode() if key else b""
         self._address, self._idle_s = address, idle_s

@@ -34,9 +34,10 @@ async def freshness(http: httpx.AsyncClient, samples: int = 40) -> dict[str, flo
         t0 = time.perf_counter()
         (await http.post(f"/v3/workspaces/{ws}/sessions/s/messages", json=body)).raise_for_status()
         query = {
-            "query": text, "top_k": 3,
+            "query": text,
+            "top_k": 3,
             "filters": {"observer_id": "user", "observed_id": "user"},
-        }  # fmt: skip
+        }
         deadline = t0 + 30
         while time.perf_counter() < deadline:
             r = await http.post(f"/v3/workspaces/{ws}/conclusions/query", json=query)

@@ -104,11 +104,14 @@ async def _write_path(
 def _write_path_rows(label: str, run: dict[str, dict[str, float]]) -> list[tuple[str, str, str]]:
     tput, lat = run["throughput"], run["post_latency"]
     return [
-        (f"ingest throughput, 100-msg batches, until projected ({label})",
-         f"{tput['messages_per_s']:.0f} msg/s", ">= 3000 msg/s"),
+        (
+            f"ingest throughput, 100-msg batches, until projected ({label})",
+            f"{tput['messages_per_s']:.0f} msg/s",
+            ">= 3000 msg/s",
+        ),
         (f"single-message POST p50 ({label})", f"{lat['p50_ms']:.1f} ms", ""),
         (f"single-message POST p99 ({label})", f"{lat['p99_ms']:.1f} ms", "<= 25 ms"),
-    ]  # fmt: skip
+    ]
 
 
 def _ms(f: dict[str, float], *keys: str) -> str:
@@ -153,10 +156,14 @@ def _storage_rows(stores: dict[str, Any]) -> list[tuple[str, str, str]]:
         ("edge_optimized", "qdrant-edge after optimize()"),
     ):
         if key in stores:
-            rows.append((
-                f"vector search in one representation, {n:,} obs + {n:,} passages: {label}"
-                ", p50 / p95", _ms(stores[key], "p50_ms", "p95_ms"), "",
-            ))  # fmt: skip
+            rows.append(
+                (
+                    f"vector search in one representation, {n:,} obs + {n:,} passages: {label}"
+                    ", p50 / p95",
+                    _ms(stores[key], "p50_ms", "p95_ms"),
+                    "",
+                )
+            )
     return rows
 
 
@@ -228,25 +235,38 @@ async def bench(
     rows = [row for label, run in runs.items() for row in _write_path_rows(label, run)]
     rows += bench_grpc.rows(grpc_figures)
     rows += [
-        ("freshness: accepted -> searchable, p50", f"{fresh.get('p50_ms', 0.0):.0f} ms", "< 1000 ms"),
+        (
+            "freshness: accepted -> searchable, p50",
+            f"{fresh.get('p50_ms', 0.0):.0f} ms",
+            "< 1000 ms",
+        ),
         ("freshness: accepted -> searchable, p99", f"{fresh.get('p99_ms', 0.0):.0f} ms", ""),
-        ("embedding throughput (MiniLM, onnxruntime)",
-         f"{embed.get('sentences_per_s', 0.0):.0f} sent/s", ">= 300 sent/s"),
+        (
+            "embedding throughput (MiniLM, onnxruntime)",
+            f"{embed.get('sentences_per_s', 0.0):.0f} sent/s",
+            ">= 300 sent/s",
+        ),
         ("embedding one search query p50", f"{embed.get('query_p50_ms', 0.0):.1f} ms", ""),
         ("embedding one search query p99", f"{embed.get('query_p99_ms', 0.0):.1f} ms", ""),
         *_storage_rows(stores),
         *_context_rows(context),
-    ]  # fmt: skip
+    ]
     if not memory:
         rows = rows[: 3 + len(bench_grpc.rows(grpc_figures))]
     rows += bench_load.rows(load_figures)
     print(f"\nMnemo, {clients} concurrent clients, {seconds:.0f}s per write-path run\n")
     _table(rows)
     result: dict[str, object] = {
-        "clients": clients, "write_path": runs, "freshness": fresh,
-        "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0), "embedding": embed,
-        "vector_stores": stores, "reads": context, "grpc": grpc_figures, "load": load_figures,
-    }  # fmt: skip
+        "clients": clients,
+        "write_path": runs,
+        "freshness": fresh,
+        "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0),
+        "embedding": embed,
+        "vector_stores": stores,
+        "reads": context,
+        "grpc": grpc_figures,
+        "load": load_figures,
+    }
     return _write(result)
 
 

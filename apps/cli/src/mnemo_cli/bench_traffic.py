@@ -81,8 +81,13 @@ def percentiles(values_ms: Sequence[float]) -> dict[str, float]:
     if not values_ms:
         return {"n": 0, "p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
     p50, p95, p99 = np.percentile(np.asarray(values_ms), [50, 95, 99])
-    return {"n": len(values_ms), "p50_ms": float(p50), "p95_ms": float(p95),
-            "p99_ms": float(p99), "max_ms": float(max(values_ms))}  # fmt: skip
+    return {
+        "n": len(values_ms),
+        "p50_ms": float(p50),
+        "p95_ms": float(p95),
+        "p99_ms": float(p99),
+        "max_ms": float(max(values_ms)),
+    }
 
 
 async def workspace(conn: Conn, ws: str, sessions: Sequence[str]) -> str:
@@ -113,8 +118,9 @@ async def post_flat_out(
 
 async def queue(conn: Conn, ws: str, session: str | None = None, **filters: str) -> Any:
     """The SDK's queue status of ``ws`` (of one session, or under observer / sender filters)."""
-    return await conn.json("GET", f"/v3/workspaces/{ws}/queue/status", session_id=session,
-                           **filters)  # fmt: skip
+    return await conn.json(
+        "GET", f"/v3/workspaces/{ws}/queue/status", session_id=session, **filters
+    )
 
 
 def drained(status: dict[str, Any]) -> bool:
@@ -142,10 +148,13 @@ async def wait_drained(
         done = drained(status)
         waited = time.perf_counter() - began
         if done or waited >= timeout:
-            return {"seconds": waited, "drained": done,
-                    "completed_units": int(status["completed_work_units"]),
-                    "total_units": int(status["total_work_units"]),
-                    "status_p50_ms": percentiles([x * 1000 for x in took])["p50_ms"]}  # fmt: skip
+            return {
+                "seconds": waited,
+                "drained": done,
+                "completed_units": int(status["completed_work_units"]),
+                "total_units": int(status["total_work_units"]),
+                "status_p50_ms": percentiles([x * 1000 for x in took])["p50_ms"],
+            }
         await asyncio.sleep(max(every, 9 * took[-1]))
 
 
@@ -211,6 +220,11 @@ class PacedLoad:
             await self._task
         seconds = self._ended - self._began
         posts = percentiles(self.post_ms)
-        return {"asked_msg_per_s": self.rate, "messages": self.sent, "seconds": seconds,
-                "achieved_msg_per_s": self.sent / seconds if seconds else 0.0,
-                "post_p50_ms": posts["p50_ms"], "post_p99_ms": posts["p99_ms"]}  # fmt: skip
+        return {
+            "asked_msg_per_s": self.rate,
+            "messages": self.sent,
+            "seconds": seconds,
+            "achieved_msg_per_s": self.sent / seconds if seconds else 0.0,
+            "post_p50_ms": posts["p50_ms"],
+            "post_p99_ms": posts["p99_ms"],
+        }

@@ -65,13 +65,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--outage", type=float, default=d.outage_s, help="seconds NATS / Postgres stay down"
     )
     p.add_argument(
-        "--recovery-timeout", type=float, default=d.recovery_s,
+        "--recovery-timeout",
+        type=float,
+        default=d.recovery_s,
         help="seconds a fault may keep /ready from answering 200",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--drain-timeout", type=float, default=d.drain_s,
+        "--drain-timeout",
+        type=float,
+        default=d.drain_s,
         help="seconds the queue may take to drain after the posting",
-    )  # fmt: skip
+    )
     p.add_argument("--state-dir", type=Path, help="default: $MNEMO_STATE_DIR/chaos (emptied first)")
     p.add_argument("--keep", action="store_true", help="leave the stack running afterwards")
 
@@ -79,10 +83,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, state_dir: Path) -> int:
     """Run ``mnemo chaos``; the exit status (0: every check passed)."""
     config = ChaosConfig(
-        state=args.state_dir or state_dir / "chaos", messages=args.messages, rate=args.rate,
-        workers=args.workers, outage_s=args.outage, recovery_s=args.recovery_timeout,
-        drain_s=args.drain_timeout, keep=args.keep,
-    )  # fmt: skip
+        state=args.state_dir or state_dir / "chaos",
+        messages=args.messages,
+        rate=args.rate,
+        workers=args.workers,
+        outage_s=args.outage,
+        recovery_s=args.recovery_timeout,
+        drain_s=args.drain_timeout,
+        keep=args.keep,
+    )
     # Stopped from outside (Ctrl-C, SIGTERM): the stack is stopped too.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
@@ -144,8 +153,10 @@ async def _exercise(
 ) -> None:
     await poster.setup()
     n = poster.conversation.count
-    say(f"posting {n:,} messages in {len(poster.conversation.sessions):,} sessions"
-        f" at {config.rate:g} msg/s ({poster.conversation.source})")  # fmt: skip
+    say(
+        f"posting {n:,} messages in {len(poster.conversation.sessions):,} sessions"
+        f" at {config.rate:g} msg/s ({poster.conversation.source})"
+    )
     t0 = time.monotonic()
     posting = asyncio.create_task(poster.run())
     progress = asyncio.create_task(_progress(poster, t0, say))
@@ -183,8 +194,10 @@ async def _progress(poster: Poster, t0: float, say: Say) -> None:
     while True:
         await asyncio.sleep(5.0)  # the interval between two progress lines
         now, acked = time.monotonic(), len(poster.acknowledged)
-        say(f"{acked:,}/{poster.conversation.count:,} acknowledged"
-            f" ({(acked - last) / (now - at):.0f} msg/s), {sum(poster.retries.values())} retries")  # fmt: skip
+        say(
+            f"{acked:,}/{poster.conversation.count:,} acknowledged"
+            f" ({(acked - last) / (now - at):.0f} msg/s), {sum(poster.retries.values())} retries"
+        )
         last, at = acked, now
 
 

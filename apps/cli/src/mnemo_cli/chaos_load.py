@@ -201,10 +201,16 @@ class Poster:
                     async with self._progress:
                         await self._progress.wait_for(lambda: self.settled < self.limit)
                     await pace.slot()
-                    body = {"messages": [{
-                        "peer_id": t.peer, "content": t.content,
-                        "created_at": t.created_at.isoformat(), "metadata": {MARKER: t.marker},
-                    }]}  # fmt: skip
+                    body = {
+                        "messages": [
+                            {
+                                "peer_id": t.peer,
+                                "content": t.content,
+                                "created_at": t.created_at.isoformat(),
+                                "metadata": {MARKER: t.marker},
+                            }
+                        ]
+                    }
                     try:
                         status = await self._request("POST", path, body, key=t.marker)
                     except GaveUp:

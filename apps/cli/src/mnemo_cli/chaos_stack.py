@@ -35,9 +35,15 @@ from mnemo_runtime.stack import (
 PROCESSES = ("api", "projector", "read", "memory")
 # Settings that would tie the run's stack to another one (its keys, its layout, its ports).
 _NOT_INHERITED = (
-    "MNEMO_COMPONENTS", "MNEMO_AUTH_KEYS_DIR", "HONCHO_API_KEY", "MNEMO_METRICS_PORT",
-    "MNEMO_NATS_PORT", "MNEMO_PG_PORT", "MNEMO_GATEWAY_PORT", "MNEMO_GRPC_PORT",
-)  # fmt: skip
+    "MNEMO_COMPONENTS",
+    "MNEMO_AUTH_KEYS_DIR",
+    "HONCHO_API_KEY",
+    "MNEMO_METRICS_PORT",
+    "MNEMO_NATS_PORT",
+    "MNEMO_PG_PORT",
+    "MNEMO_GATEWAY_PORT",
+    "MNEMO_GRPC_PORT",
+)
 
 
 class StackFailed(RuntimeError):
@@ -57,10 +63,13 @@ class ChaosStack:
         state = state.resolve()
         env = {k: v for k, v in environ.items() if k not in _NOT_INHERITED}
         env |= {
-            "MNEMO_STATE_DIR": str(state), "MNEMO_AUTH": "on",
-            "MNEMO_NATS_PORT": str(free_port()), "MNEMO_PG_PORT": str(free_port()),
-            "MNEMO_GATEWAY_PORT": str(free_port()), "MNEMO_GRPC_PORT": str(free_port()),
-        }  # fmt: skip
+            "MNEMO_STATE_DIR": str(state),
+            "MNEMO_AUTH": "on",
+            "MNEMO_NATS_PORT": str(free_port()),
+            "MNEMO_PG_PORT": str(free_port()),
+            "MNEMO_GATEWAY_PORT": str(free_port()),
+            "MNEMO_GRPC_PORT": str(free_port()),
+        }
         stack = cls(state, env)
         if state.exists():
             stack.down()
@@ -104,10 +113,14 @@ class ChaosStack:
             out.flush()
             try:
                 done = subprocess.run(
-                    [sys.executable, "-m", "mnemo_cli", command], env=self.env,
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=out, timeout=timeout,
+                    [sys.executable, "-m", "mnemo_cli", command],
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=out,
+                    timeout=timeout,
                     check=False,
-                )  # fmt: skip
+                )
             except subprocess.TimeoutExpired as err:
                 raise StackFailed(f"mnemo {command} did not finish in {timeout:.0f} s") from err
         if done.returncode != 0:

@@ -64,8 +64,10 @@ def demo(conversation: str, max_sessions: int) -> None:
     honcho = Honcho(base_url=gateway_url(), workspace_id=f"demo-{conversation}", api_key=key)
     a, b = honcho.peer(_peer_id(conv.speaker_a)), honcho.peer(_peer_id(conv.speaker_b))
     speakers = {conv.speaker_a: a, conv.speaker_b: b}
-    print(f"Ingesting {conversation}: {conv.speaker_a} and {conv.speaker_b}, "
-          f"{min(max_sessions, len(conv.sessions))} of {len(conv.sessions)} sessions")  # fmt: skip
+    print(
+        f"Ingesting {conversation}: {conv.speaker_a} and {conv.speaker_b}, "
+        f"{min(max_sessions, len(conv.sessions))} of {len(conv.sessions)} sessions"
+    )
     started = time.monotonic()
     total = 0
     for s in conv.sessions[:max_sessions]:
@@ -75,11 +77,13 @@ def demo(conversation: str, max_sessions: int) -> None:
         session.add_peers([a, b])
         msgs = [
             MessageCreateParams(
-                peer_id=speakers[t.speaker].id, content=t.text, created_at=when,
+                peer_id=speakers[t.speaker].id,
+                content=t.text,
+                created_at=when,
                 metadata={"dia_id": t.dia_id},
             )
             for t, when in zip(s.turns, turn_times(s), strict=True)
-        ]  # fmt: skip
+        ]
         for i in range(0, len(msgs), 100):
             session.add_messages(msgs[i : i + 100])
         total += len(msgs)

@@ -37,10 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nats", metavar="WORKSPACE", help="a NATS user for an agent of WORKSPACE")
     p.add_argument("--revoke", metavar="KEY_ID", help="revoke a key, through the local gateway")
     p.add_argument(
-        "--new-keys", metavar="DIR", type=Path,
+        "--new-keys",
+        metavar="DIR",
+        type=Path,
         help="make a signing key and its public key in DIR (for a deployment's Secret), and print"
         " an admin key signed with it",
-    )  # fmt: skip
+    )
 
 
 def admin_key_path(settings: InfraSettings) -> Path:
@@ -195,9 +197,12 @@ async def _wait_accepted(user: NatsUser, port: int, timeout: float = 10.0) -> No
     while True:
         try:
             nc = await nats.connect(
-                user.url("127.0.0.1", port), inbox_prefix=user.inbox_prefix or "_INBOX",
-                allow_reconnect=False, connect_timeout=2, max_reconnect_attempts=0,
-            )  # fmt: skip
+                user.url("127.0.0.1", port),
+                inbox_prefix=user.inbox_prefix or "_INBOX",
+                allow_reconnect=False,
+                connect_timeout=2,
+                max_reconnect_attempts=0,
+            )
         except Exception:
             if loop.time() > deadline:
                 raise SystemExit("the local NATS server does not accept the new user") from None

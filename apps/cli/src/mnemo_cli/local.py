@@ -210,11 +210,18 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "mnemo_cli", "serve"],
-                env={**env, **extra, **metrics.get(name, {}),
-                     **_group(name, settings.database_url is None)},
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True, preexec_fn=priorities[name],
-            )  # fmt: skip
+                env={
+                    **env,
+                    **extra,
+                    **metrics.get(name, {}),
+                    **_group(name, settings.database_url is None),
+                },
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                preexec_fn=priorities[name],
+            )
         pidfile.write_text(str(proc.pid))
         print(f"Mnemo     {name}: pid {proc.pid}, log {log}")
         if name in metrics:
@@ -321,8 +328,11 @@ def processes(settings: InfraSettings) -> dict[str, int | None]:
     mnemo: dict[str, int | None] = {
         name: pid for name, f in pidfiles(run).items() if (pid := read_pid(f))
     }
-    return {**(mnemo or {"mnemo": None}), "nats": read_pid(nats.pidfile),
-            "postgres": read_pid(pg.pidfile)}  # fmt: skip
+    return {
+        **(mnemo or {"mnemo": None}),
+        "nats": read_pid(nats.pidfile),
+        "postgres": read_pid(pg.pidfile),
+    }
 
 
 def status(settings: InfraSettings) -> None:

@@ -27,9 +27,11 @@ async def rebuild(settings: InfraSettings, memory: bool = False) -> None:
     """Reset the read models; replay here unless a running projector picks the reset up."""
     nats, pg, _ = _paths(settings.state_dir)
     infra = await open_infra(
-        settings.nats() or nats.url, settings.database_url or pg.url(), "mnemo-rebuild",
+        settings.nats() or nats.url,
+        settings.database_url or pg.url(),
+        "mnemo-rebuild",
         partitions=settings.partitions,
-    )  # fmt: skip
+    )
     ps = ProjectorSettings()
     adapters = None
     try:

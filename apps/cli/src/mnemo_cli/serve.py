@@ -45,9 +45,16 @@ from mnemo_schema.dreams import DREAM_SCHEDULER_DURABLE, DREAMER_DURABLE
 from mnemo_summarizer.app import run as run_summarizer
 
 ALL = (
-    "projector", "ingest", "deriver", "summarizer", "dreamer", "context", "dialectic", "gateway",
+    "projector",
+    "ingest",
+    "deriver",
+    "summarizer",
+    "dreamer",
+    "context",
+    "dialectic",
+    "gateway",
     "grpc",
-)  # fmt: skip
+)
 log = get_logger("mnemo.serve")
 
 
@@ -73,10 +80,14 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     # Every stage shares this pool in the all-in-one process.
     backends = BackendPriority(infra_settings.pg_backend_niceness)
     infra = await open_infra(
-        nats_url, db_url, "mnemo-" + "+".join(components), pool_size=24,
-        partitions=infra_settings.partitions, on_connect=backends.joined,
+        nats_url,
+        db_url,
+        "mnemo-" + "+".join(components),
+        pool_size=24,
+        partitions=infra_settings.partitions,
+        on_connect=backends.joined,
         settings=infra_settings.pg_session(),
-    )  # fmt: skip
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -145,9 +156,15 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             # With ingest in this process, the gateway hands it commands directly.
             app = build_gateway(gs, infra.nc, infra.pool, local_ingest)
             config = uvicorn.Config(
-                app, host=gs.host, port=gs.port, log_level="warning", access_log=False,
-                lifespan="on", loop="none", http="httptools",
-            )  # fmt: skip
+                app,
+                host=gs.host,
+                port=gs.port,
+                log_level="warning",
+                access_log=False,
+                lifespan="on",
+                loop="none",
+                http="httptools",
+            )
             server = uvicorn.Server(config)
             tasks.append(asyncio.create_task(server.serve(), name="gateway"))
             # Beside the server, never in a request: queue.empty detection and delivery.

@@ -209,9 +209,16 @@ def _report(label: str, samples: Sequence[Sample], w: Weights, out: Callable[[st
 
 def weights_json(w: Weights) -> dict[str, Any]:
     """``w`` as JSON (what ``--weights`` reads)."""
-    return {"lists": dict(w.lists), "named": w.named, "window": w.window, "current": w.current,
-            "k": w.k, "observation_k": w.observation_k, "passages": dict(w.passages),
-            "spread": w.spread}  # fmt: skip
+    return {
+        "lists": dict(w.lists),
+        "named": w.named,
+        "window": w.window,
+        "current": w.current,
+        "k": w.k,
+        "observation_k": w.observation_k,
+        "passages": dict(w.passages),
+        "spread": w.spread,
+    }
 
 
 def _weights(raw: dict[str, Any]) -> Weights:
@@ -226,8 +233,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("benchmarks", nargs="+", choices=["locomo", "beam"])
     parser.add_argument("--split", default="tuning", choices=["tuning", "held-out", "all"])
     parser.add_argument("--weights", type=Path, help="JSON of weights to evaluate, not search")
-    parser.add_argument("--slice", action="store_true",
-                        help="fit get_context's representation slice, not the message ranking")  # fmt: skip
+    parser.add_argument(
+        "--slice",
+        action="store_true",
+        help="fit get_context's representation slice, not the message ranking",
+    )
     args = parser.parse_args(argv)
     start = _weights(json.loads(args.weights.read_text())) if args.weights else DEFAULT_WEIGHTS
     if args.slice:

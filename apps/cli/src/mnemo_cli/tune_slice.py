@@ -71,9 +71,13 @@ async def gather_slices(benchmark: str, split: str) -> list[SliceSample]:
     async for a in ingested_questions(benchmark, split):
         who = slug(target_speaker(a.case, a.question))
         query = RetrievalQuery(
-            query=a.question.text, observer=who, observed=who, messages=0, observations=100,
+            query=a.question.text,
+            observer=who,
+            observed=who,
+            messages=0,
+            observations=100,
             diverse=True,
-        )  # fmt: skip
+        )
         samples.append(
             SliceSample(a.question, await a.engine.gather(a.workspace, query), a.turn_of)
         )
@@ -85,8 +89,10 @@ def fit_slice(benchmarks: Sequence[str], split: str, start: Weights, *, fit: boo
     ``fit``, under the weights fitted there (and those weights, as JSON)."""
     groups = {b: asyncio.run(gather_slices(b, split)) for b in benchmarks}
     for name, samples in groups.items():
-        print(f"{name} {split}, current weights: slice recall {slice_recall(samples, start):.3f}"
-              f" over {len(samples)} questions")  # fmt: skip
+        print(
+            f"{name} {split}, current weights: slice recall {slice_recall(samples, start):.3f}"
+            f" over {len(samples)} questions"
+        )
     if split == "tuning" and fit:
         fitted, _ = descend(list(groups.values()), start, grid=GRID, score_of=joint_slice)
         for name, samples in groups.items():

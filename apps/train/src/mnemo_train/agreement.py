@@ -42,9 +42,12 @@ class JudgeScores(BaseModel):
 def judge_request(batch: str, observations: Sequence[ExtractedObservation]) -> ModelRequest:
     listed = "\n".join(f"{i}. {o.fact}" for i, o in enumerate(observations))
     return ModelRequest(
-        stage=JUDGE_STAGE, system=SYSTEM, max_tokens=2048, temperature=0.0,
+        stage=JUDGE_STAGE,
+        system=SYSTEM,
+        max_tokens=2048,
+        temperature=0.0,
         messages=(Message.user(f"Conversation:\n{batch}\n\nObservations:\n{listed}"),),
-    )  # fmt: skip
+    )
 
 
 def bin_score(score: float) -> int:

@@ -22,8 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d = sub.add_parser("deriver-data", help="build grounded SFT data for the deriver from a corpus")
     d.add_argument("--corpus", type=Path, required=True, help="conversations, one JSON a line")
     d.add_argument("--out", type=Path, required=True, help="output folder (resumed if present)")
-    d.add_argument("--benchmarks", type=Path,
-                   help="benchmark data to decontaminate against (default: MNEMO_DATASETS)")  # fmt: skip
+    d.add_argument(
+        "--benchmarks",
+        type=Path,
+        help="benchmark data to decontaminate against (default: MNEMO_DATASETS)",
+    )
     d.add_argument("--teacher-model", help="provider[:model] (default: the deriver's model config)")
     d.add_argument("--judge-a", help="provider[:model] of the first judge")
     d.add_argument("--judge-b", help="provider[:model] of the second judge")
@@ -58,18 +61,24 @@ def _data(args: argparse.Namespace) -> int:
             not (args.judge_a and args.judge_b)
             and ModelSettings().choice(JUDGE_STAGE).provider == "local"
         ):
-            print("stage 7 needs two judge models (--judge-a, --judge-b, or a provider key); "
-                  "--no-judges skips it", file=sys.stderr)  # fmt: skip
+            print(
+                "stage 7 needs two judge models (--judge-a, --judge-b, or a provider key); "
+                "--no-judges skips it",
+                file=sys.stderr,
+            )
             return 2
         if args.judge_a == args.judge_b:
-            print("warning: both judges are the same model; their agreement says little",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                "warning: both judges are the same model; their agreement says little",
+                file=sys.stderr,
+            )
         judges = (_model(JUDGE_STAGE, args.judge_a), _model(JUDGE_STAGE, args.judge_b))
     root = args.benchmarks or Path(
         os.environ.get("MNEMO_DATASETS", Path.cwd().parent / "shared" / "datasets")
     )
-    options = Options(benchmarks=root, budget=args.budget, seed=args.seed,
-                      kappa_threshold=args.kappa_threshold)  # fmt: skip
+    options = Options(
+        benchmarks=root, budget=args.budget, seed=args.seed, kappa_threshold=args.kappa_threshold
+    )
     pipeline = Pipeline(args.out, options, _model(Stage.DERIVER, args.teacher_model), judges)
     report = asyncio.run(pipeline.run(args.corpus))
     for name, counts in report["stages"].items():
@@ -83,11 +92,18 @@ def _sft(args: argparse.Namespace) -> int:
     try:
         from mnemo_train.sft import SftOptions, train
     except ImportError as err:
-        print(f"deriver-sft needs torch and transformers ({err.name} is missing): "
-              "make train-env, then .venv-train/bin/mnemo train deriver-sft ...", file=sys.stderr)  # fmt: skip
+        print(
+            f"deriver-sft needs torch and transformers ({err.name} is missing): "
+            "make train-env, then .venv-train/bin/mnemo train deriver-sft ...",
+            file=sys.stderr,
+        )
         return 2
-    result = train(args.model, args.data, args.out,
-                   SftOptions(epochs=args.epochs, lr=args.lr, max_length=args.max_length))  # fmt: skip
+    result = train(
+        args.model,
+        args.data,
+        args.out,
+        SftOptions(epochs=args.epochs, lr=args.lr, max_length=args.max_length),
+    )
     print(json.dumps(result, indent=2))
     return 0
 

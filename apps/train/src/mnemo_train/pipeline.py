@@ -87,9 +87,12 @@ class Pipeline:
     """The training-data run in ``out``."""
 
     def __init__(
-        self, out: Path, options: Options, teacher: ChatModel,
+        self,
+        out: Path,
+        options: Options,
+        teacher: ChatModel,
         judges: tuple[ChatModel, ChatModel] | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.out = out
         self.options = options
         self.teacher = teacher
@@ -120,22 +123,32 @@ class Pipeline:
             else:
                 ids.add(item.id)
                 conversations.append(item)
-        counts = {"conversations": len(conversations), "not_a_conversation": len(bad),
-                  "examples": bad[:20]}  # fmt: skip
+        counts = {
+            "conversations": len(conversations),
+            "not_a_conversation": len(bad),
+            "examples": bad[:20],
+        }
         return conversations, counts, bad
 
     def _dedup(self, conversations: list[Conversation]) -> Any:
         kept, dropped = deduplicate(conversations, self.options.near_duplicate)
         kinds = Counter(d.kind for d in dropped)
-        counts = {"in": len(conversations), "exact": kinds["exact"], "near": kinds["near"],
-                  "out": len(kept)}  # fmt: skip
+        counts = {
+            "in": len(conversations),
+            "exact": kinds["exact"],
+            "near": kinds["near"],
+            "out": len(kept),
+        }
         return kept, counts, [asdict(d) for d in dropped]
 
     def _filter(self, conversations: list[Conversation]) -> Any:
         kept, dropped = apply_filters(conversations)
         rules = Counter(rule for _, rule in dropped)
-        counts = {"in": len(conversations), **{name: rules[name] for name, _ in RULES},
-                  "out": len(kept)}  # fmt: skip
+        counts = {
+            "in": len(conversations),
+            **{name: rules[name] for name, _ in RULES},
+            "out": len(kept),
+        }
         return kept, counts, [{"id": i, "rule": r} for i, r in dropped]
 
     def _decontaminate(self, conversations: list[Conversation]) -> Any:
@@ -144,11 +157,15 @@ class Pipeline:
         kept, dropped = decontaminate(conversations, index, self.options.min_shared)
         listed = [asdict(d) for d in dropped]
         counts = {
-            "in": len(conversations), "benchmark_conversations": len(sources),
-            "benchmarks": sorted({b for b, _ in sources}), "ngram": self.options.ngram,
-            "min_shared": self.options.min_shared, "dropped": len(dropped), "out": len(kept),
+            "in": len(conversations),
+            "benchmark_conversations": len(sources),
+            "benchmarks": sorted({b for b, _ in sources}),
+            "ngram": self.options.ngram,
+            "min_shared": self.options.min_shared,
+            "dropped": len(dropped),
+            "out": len(kept),
             "dropped_list": listed,
-        }  # fmt: skip
+        }
         return kept, counts, listed
 
     def _stratify(self, conversations: list[Conversation]) -> Any:
@@ -169,10 +186,15 @@ class Pipeline:
                 taught = [TeacherBatch.from_row(r) for r in row["batches"]]
             found += taught
         malformed = sum(t.output is None for t in found)
-        self.report.record("5-teacher", {
-            "conversations": len(conversations), "batches": len(found), "malformed": malformed,
-            "proposed": sum(len(t.output.observations) for t in found if t.output is not None),
-        })  # fmt: skip
+        self.report.record(
+            "5-teacher",
+            {
+                "conversations": len(conversations),
+                "batches": len(found),
+                "malformed": malformed,
+                "proposed": sum(len(t.output.observations) for t in found if t.output is not None),
+            },
+        )
         return found
 
     def _ground(self, taught: list[TeacherBatch]) -> dict[str, list[ExtractedObservation]]:
@@ -184,8 +206,14 @@ class Pipeline:
             grounded[t.key], why = ground(t.batch, t.output)
             dropped.update(why)
         kept = sum(len(v) for v in grounded.values())
-        self.report.record("6-grounding", {"proposed": kept + sum(dropped.values()), "kept": kept,
-                                           **{k: dropped[k] for k in sorted(dropped)}})  # fmt: skip
+        self.report.record(
+            "6-grounding",
+            {
+                "proposed": kept + sum(dropped.values()),
+                "kept": kept,
+                **{k: dropped[k] for k in sorted(dropped)},
+            },
+        )
         return grounded
 
     async def _judge(
@@ -206,8 +234,10 @@ class Pipeline:
                 continue
             row = state.result(t.key)
             if row is None:
-                scores = [await self._scores(j, t.batch, obs, name, faults)
-                          for name, j in zip(("a", "b"), self.judges, strict=True)]  # fmt: skip
+                scores = [
+                    await self._scores(j, t.batch, obs, name, faults)
+                    for name, j in zip(("a", "b"), self.judges, strict=True)
+                ]
                 row = {"key": t.key, "a": scores[0], "b": scores[1], "faults": dict(faults)}
                 state.append(row)
                 faults.clear()
@@ -222,17 +252,27 @@ class Pipeline:
             totals.update(r.get("faults", {}))
         k_atom, k_red = kappa(*pairs["atomicity"]), kappa(*pairs["redundancy"])
         ok = accepted(k_atom, k_red, self.options.kappa_threshold)
-        self.report.record("7-judges", {
-            "scored_items": len(pairs["atomicity"][0]), **dict(totals),
-            "kappa_atomicity": k_atom, "kappa_redundancy": k_red,
-            "threshold": self.options.kappa_threshold, "accepted": ok,
-        })  # fmt: skip
+        self.report.record(
+            "7-judges",
+            {
+                "scored_items": len(pairs["atomicity"][0]),
+                **dict(totals),
+                "kappa_atomicity": k_atom,
+                "kappa_redundancy": k_red,
+                "threshold": self.options.kappa_threshold,
+                "accepted": ok,
+            },
+        )
         return ok
 
     async def _scores(
-        self, judge: ChatModel, batch: str, obs: list[ExtractedObservation], name: str,
+        self,
+        judge: ChatModel,
+        batch: str,
+        obs: list[ExtractedObservation],
+        name: str,
         faults: Counter[str],
-    ) -> list[list[float] | None]:  # fmt: skip
+    ) -> list[list[float] | None]:
         """Per observation, [atomicity, redundancy] from one judge; None where it gave none."""
         try:
             answer = await structured(judge, judge_request(batch, obs), JudgeScores)
@@ -259,10 +299,13 @@ class Pipeline:
             return
         records = [sft_record(t.key, t.batch, grounded[t.key]) for t in taught if t.key in grounded]
         _write_jsonl(self.out / "sft.jsonl", records)
-        self.report.record("8-records", {
-            "written": len(records), "empty_targets": sum(not grounded[t.key] for t in taught
-                                                          if t.key in grounded),
-        })  # fmt: skip
+        self.report.record(
+            "8-records",
+            {
+                "written": len(records),
+                "empty_targets": sum(not grounded[t.key] for t in taught if t.key in grounded),
+            },
+        )
 
     async def run(self, corpus: Path) -> dict[str, Any]:
         """Every stage in order; the report's data."""

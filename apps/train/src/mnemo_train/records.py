@@ -22,16 +22,32 @@ def sft_record(
     arguments = DeriverOutput(observations=list(observations)).model_dump_json()
     return {
         "id": key,
-        "tools": [{"type": "function", "function": {
-            "name": TOOL.name, "description": TOOL.description, "parameters": TOOL.input_schema}}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": TOOL.name,
+                    "description": TOOL.description,
+                    "parameters": TOOL.input_schema,
+                },
+            }
+        ],
         "messages": [
             {"role": "system", "content": DERIVER_PROMPT},
             {"role": "user", "content": batch},
-            {"role": "assistant", "content": "", "tool_calls": [{
-                "id": "call_0", "type": "function",
-                "function": {"name": TOOL.name, "arguments": arguments}}]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {"name": TOOL.name, "arguments": arguments},
+                    }
+                ],
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def prompt_and_target(record: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:

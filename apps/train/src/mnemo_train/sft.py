@@ -80,5 +80,10 @@ def train(model_dir: str | Path, data: Path, out: Path, options: SftOptions) -> 
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out))
     tokenizer.save_pretrained(str(out))
-    return {"records": len(records), "too_long": len(examples) - len(fit), "steps": len(losses),
-            "losses": losses, "out": str(out)}  # fmt: skip
+    return {
+        "records": len(records),
+        "too_long": len(examples) - len(fit),
+        "steps": len(losses),
+        "losses": losses,
+        "out": str(out),
+    }

@@ -32,16 +32,25 @@ class TeacherBatch:
 
     def to_row(self) -> dict[str, Any]:
         return {
-            "key": self.key, "conversation": self.conversation, "domain": self.domain,
-            "target": self.target, "batch": self.batch,
+            "key": self.key,
+            "conversation": self.conversation,
+            "domain": self.domain,
+            "target": self.target,
+            "batch": self.batch,
             "output": None if self.output is None else self.output.model_dump(mode="json"),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> TeacherBatch:
         out = row["output"]
-        return cls(row["key"], row["conversation"], row["domain"], row["target"], row["batch"],
-                   None if out is None else DeriverOutput.model_validate(out))  # fmt: skip
+        return cls(
+            row["key"],
+            row["conversation"],
+            row["domain"],
+            row["target"],
+            row["batch"],
+            None if out is None else DeriverOutput.model_validate(out),
+        )
 
 
 async def teach(
@@ -56,12 +65,17 @@ async def teach(
             prepared = prepare(batch)
             try:
                 output: DeriverOutput | None = await structured(
-                    teacher, request(prepared, settings.max_output_tokens), DeriverOutput,
+                    teacher,
+                    request(prepared, settings.max_output_tokens),
+                    DeriverOutput,
                     attempts=settings.structured_attempts,
-                )  # fmt: skip
+                )
             except MalformedOutput:
                 output = None
             key = f"{conversation.id}/{slug(target)}/{n}"
-            out.append(TeacherBatch(key, conversation.id, conversation.domain, slug(target),
-                                    prepared.text, output))  # fmt: skip
+            out.append(
+                TeacherBatch(
+                    key, conversation.id, conversation.domain, slug(target), prepared.text, output
+                )
+            )
     return out

@@ -129,12 +129,19 @@ class Letter:
             if isinstance(value, str):
                 scope[name] = value
         return cls(
-            key=str(seq), reason=sanitised(reason), stream_seq=seq, subject=subject,
-            event_id=getattr(event, "event_id", None), event_type=getattr(event, "type", None),
-            attempts=attempts, data=data[:MAX_DATA_BYTES], workspace=scope["workspace"],
-            session_id=scope["session_id"], observer=scope["observer"],
+            key=str(seq),
+            reason=sanitised(reason),
+            stream_seq=seq,
+            subject=subject,
+            event_id=getattr(event, "event_id", None),
+            event_type=getattr(event, "type", None),
+            attempts=attempts,
+            data=data[:MAX_DATA_BYTES],
+            workspace=scope["workspace"],
+            session_id=scope["session_id"],
+            observer=scope["observer"],
             observed=scope["observed"],
-        )  # fmt: skip
+        )
 
 
 _RECORD = """
@@ -181,8 +188,10 @@ class DeadLetters:
     async def record(self, conn: Connection, letter: Letter) -> int:
         """Record ``letter`` inside the caller's transaction; its id. Announce it after commit."""
         values = {
-            **letter.__dict__, "stage": self.stage, "detail": Jsonb(letter.detail),
-        }  # fmt: skip
+            **letter.__dict__,
+            "stage": self.stage,
+            "detail": Jsonb(letter.detail),
+        }
         cur = await conn.execute(_RECORD, values)
         row: Any = await cur.fetchone()
         return int(row["id"] if isinstance(row, Mapping) else row[0])
@@ -198,15 +207,27 @@ class DeadLetters:
         """The alert-worthy part: an error log line and a copy on ``mnemo.dlq.<stage>``."""
         metrics.DEAD_LETTERS_RECORDED.labels(self.stage).inc()
         log.error(
-            "dead_letter.recorded", stage=self.stage, letter=letter_id, reason=letter.reason,
-            stream_seq=letter.stream_seq, workspace=letter.workspace, session=letter.session_id,
-        )  # fmt: skip
+            "dead_letter.recorded",
+            stage=self.stage,
+            letter=letter_id,
+            reason=letter.reason,
+            stream_seq=letter.stream_seq,
+            workspace=letter.workspace,
+            session=letter.session_id,
+        )
         body = {
-            "id": letter_id, "stage": self.stage, "key": letter.key, "reason": letter.reason,
-            "stream_seq": letter.stream_seq, "subject": letter.subject,
-            "workspace": letter.workspace, "session_id": letter.session_id,
-            "observer": letter.observer, "observed": letter.observed, "detail": letter.detail,
-        }  # fmt: skip
+            "id": letter_id,
+            "stage": self.stage,
+            "key": letter.key,
+            "reason": letter.reason,
+            "stream_seq": letter.stream_seq,
+            "subject": letter.subject,
+            "workspace": letter.workspace,
+            "session_id": letter.session_id,
+            "observer": letter.observer,
+            "observed": letter.observed,
+            "detail": letter.detail,
+        }
         try:
             await self._js.publish(
                 subjects.dead_letter_subject(self.stage), json.dumps(body, default=str).encode()

@@ -21,14 +21,23 @@ _ORDER = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 # The filterable fields' columns in the read models (``messages``, ``observations``).
 MESSAGE_COLUMNS = {
-    "id": "id", "peer_id": "peer_id", "session_id": "session_id", "metadata": "metadata",
-    "created_at": "created_at", "token_count": "token_count",
-}  # fmt: skip
+    "id": "id",
+    "peer_id": "peer_id",
+    "session_id": "session_id",
+    "metadata": "metadata",
+    "created_at": "created_at",
+    "token_count": "token_count",
+}
 CONCLUSION_COLUMNS = {
-    "id": "id", "observer_id": "observer", "observed_id": "observed", "session_id": "session_id",
-    "level": "level", "created_at": "created_at", "source_ids": "premise_ids",
+    "id": "id",
+    "observer_id": "observer",
+    "observed_id": "observed",
+    "session_id": "session_id",
+    "level": "level",
+    "created_at": "created_at",
+    "source_ids": "premise_ids",
     "times_derived": "times_derived",
-}  # fmt: skip
+}
 
 
 def qualified(columns: Mapping[str, str], alias: str) -> dict[str, str]:

@@ -47,7 +47,11 @@ async def open_infra(
         await nc.close()
         raise
     pool = await open_pool(
-        database_url, min_size=2, max_size=pool_size, name=name, on_connect=on_connect,
+        database_url,
+        min_size=2,
+        max_size=pool_size,
+        name=name,
+        on_connect=on_connect,
         settings=settings,
-    )  # fmt: skip
+    )
     return Infra(nc, js, pool, found, database_url)

@@ -103,9 +103,12 @@ class NatsUsers:
 
 def _agent(workspace: str, password: str) -> NatsUser:
     return NatsUser(
-        agent_user_name(workspace), password, subjects.agent_publish(workspace),
-        subjects.agent_subscribe(workspace), subjects.agent_inbox_prefix(workspace),
-    )  # fmt: skip
+        agent_user_name(workspace),
+        password,
+        subjects.agent_publish(workspace),
+        subjects.agent_subscribe(workspace),
+        subjects.agent_inbox_prefix(workspace),
+    )
 
 
 def _valid_workspace(workspace: str) -> bool:

@@ -38,8 +38,12 @@ log = get_logger("mnemo.partitions")
 
 MAX_MEMBERS = 1024
 # libpq keepalives: a peer cut off without a FIN is noticed in about 5 + 3 * 2 seconds.
-_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2,
-               "keepalives_count": 3}  # fmt: skip
+_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
 _LOCKS = """
 SELECT classid::bigint AS k1, objid::bigint AS k2, pid = pg_backend_pid() AS mine
 FROM pg_locks

@@ -97,10 +97,16 @@ async def open_pool(
 
     liveness = Liveness()
     pool = AsyncConnectionPool(
-        dsn, connection_class=Connection, min_size=min_size, max_size=max_size, open=False,
-        configure=configure, timeout=10, check=liveness,
+        dsn,
+        connection_class=Connection,
+        min_size=min_size,
+        max_size=max_size,
+        open=False,
+        configure=configure,
+        timeout=10,
+        check=liveness,
         kwargs={**_named(dsn, name), "row_factory": dict_row},
-    )  # fmt: skip
+    )
     liveness.pool = pool
     await pool.open(wait=True, timeout=30)
     return pool

@@ -141,13 +141,26 @@ class LocalNats:
         config = self._write_config()
         subprocess.Popen(
             [
-                _bin("nats-server"), "-c", str(config), "-js", "-sd", str(self.root / "jetstream"),
-                "-a", "127.0.0.1", "-p", str(self.port), "-P", str(self.pidfile),
-                "-l", str(log),
+                _bin("nats-server"),
+                "-c",
+                str(config),
+                "-js",
+                "-sd",
+                str(self.root / "jetstream"),
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-P",
+                str(self.pidfile),
+                "-l",
+                str(log),
             ],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         wait_port(self.port, 20, "nats-server", log)
         return self.url
 
@@ -193,8 +206,9 @@ def _as_pg_user() -> dict[str, object]:
     except KeyError:
         subprocess.run(
             ["useradd", "--system", "--no-create-home", "-s", "/usr/sbin/nologin", _PG_USER],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            check=True,
+            capture_output=True,
+        )
     return {"user": _PG_USER, "group": _PG_USER}
 
 
@@ -258,10 +272,20 @@ class LocalPostgres:
             if kw:
                 _open_path_for(self.data, _PG_USER)
             subprocess.run(
-                [_pg_bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                 "--encoding=UTF8", "--no-instructions"],
-                check=True, capture_output=True, **kw,  # type: ignore[call-overload]
-            )  # fmt: skip
+                [
+                    _pg_bin("initdb"),
+                    "-D",
+                    str(self.data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--no-instructions",
+                ],
+                check=True,
+                capture_output=True,
+                **kw,  # type: ignore[call-overload]
+            )
         log = self.root / "postgres.log"
         # Autovacuum passes over the growing messages table are spread out, so that on a small
         # machine they take less CPU at a time from the requests running beside them.
@@ -279,10 +303,24 @@ class LocalPostgres:
             log.touch()
             _open_path_for(log, _PG_USER)
         subprocess.run(
-            [_pg_bin("pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(log), "-w",
-             "-t", "60", "start"],
-            check=True, capture_output=True, start_new_session=True, **kw,  # type: ignore[call-overload]
-        )  # fmt: skip
+            [
+                _pg_bin("pg_ctl"),
+                "-D",
+                str(self.data),
+                "-o",
+                opts,
+                "-l",
+                str(log),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+            start_new_session=True,
+            **kw,  # type: ignore[call-overload]
+        )
         wait_port(self.port, 30, "postgres", log)
         return self.url()
 

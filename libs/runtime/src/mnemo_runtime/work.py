@@ -93,8 +93,12 @@ async def take_over(js: JetStreamContext, config: ConsumerConfig) -> int:
     if not info.num_ack_pending and info.config.filter_subject == config.filter_subject:
         await ensure_consumer(js, config)
         return floor
-    log.info("work.take_over", durable=config.durable_name, ack_floor=floor,
-             unacknowledged=info.num_ack_pending)  # fmt: skip
+    log.info(
+        "work.take_over",
+        durable=config.durable_name,
+        ack_floor=floor,
+        unacknowledged=info.num_ack_pending,
+    )
     await js.delete_consumer(subjects.STREAM, config.durable_name)
     await js.add_consumer(
         subjects.STREAM,
@@ -132,9 +136,11 @@ class DurablePull:
         try:
             if self._sub is None:
                 self._sub = await self._js.pull_subscribe(
-                    self._config.filter_subject or "", durable=self._config.durable_name,
-                    stream=self._stream, config=self._config,
-                )  # fmt: skip
+                    self._config.filter_subject or "",
+                    durable=self._config.durable_name,
+                    stream=self._stream,
+                    config=self._config,
+                )
             return await self._sub.fetch(n, timeout=timeout)
         except (TimeoutError, NatsTimeout):
             return []

@@ -102,11 +102,15 @@ def test_the_conversation_is_rendered_in_plain_turns():
         ('{"answer": "She is a nurse."}', "She is a nurse.", None),
         ("She is a nurse.", "She is a nurse.", None),
         ('Here:\n```json\n{"tool": "cite", "input": {}}\n```', "", ("cite", {}, None)),
-        ('{"tool": 3}', "", ("action", {}, 'expected {"tool": NAME, "input": {...}} or {"answer": TEXT}')),
+        (
+            '{"tool": 3}',
+            "",
+            ("action", {}, 'expected {"tool": NAME, "input": {...}} or {"answer": TEXT}'),
+        ),
         ('{"tool": "find", "input"', "", ("action", {}, "not JSON")),
         ("[1, 2]", "[1, 2]", None),  # no object in it: the model's text
     ],
-)  # fmt: skip
+)
 def test_answers_in_a_tool_loop(content, text, call):
     fmt = action_format(request(ToolChoice()))
     assert fmt is not None

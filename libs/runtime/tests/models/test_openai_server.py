@@ -78,16 +78,27 @@ async def post(fake_openai, body: dict) -> httpx.Response:
     ("messages", "extra", "says"),
     [
         (
-            [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "1"}],
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "x", "content": "1"},
+            ],
             {},
             "must be a response to a preceeding message with 'tool_calls'",
         ),
         (
             [
                 {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-                ]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
                 {"role": "user", "content": "and?"},
             ],
             {},
@@ -101,7 +112,7 @@ async def post(fake_openai, body: dict) -> httpx.Response:
         ),
         ([{"role": "user", "content": "hi"}], {"tool_budget": 3}, "Extra inputs"),
     ],
-)  # fmt: skip
+)
 async def test_the_server_refuses_what_the_api_refuses(fake_openai, server, messages, extra, says):
     server(Turn(text="never said"))
 

@@ -75,9 +75,12 @@ Configuration = WorkspaceConfiguration | MessageConfiguration
 # Each stage's own instructions, beside the configuration's general ``custom_instructions``.
 Stage = Literal["deriver", "summarizer", "dreamer", "peer_card", "dialectic"]
 _STAGE_SECTION: dict[Stage, str] = {
-    "deriver": "reasoning", "summarizer": "summary", "dreamer": "dream",
-    "peer_card": "peer_card", "dialectic": "dialectic",
-}  # fmt: skip
+    "deriver": "reasoning",
+    "summarizer": "summary",
+    "dreamer": "dream",
+    "peer_card": "peer_card",
+    "dialectic": "dialectic",
+}
 
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

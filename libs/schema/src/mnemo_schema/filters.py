@@ -59,19 +59,30 @@ class Field:
 
 _LEVELS = frozenset({"explicit", "deductive", "inductive", "contradiction"})
 WORKSPACE_FIELDS: dict[str, Field] = {
-    "id": Field("text"), "metadata": Field("json"), "created_at": Field("time"),
-}  # fmt: skip
+    "id": Field("text"),
+    "metadata": Field("json"),
+    "created_at": Field("time"),
+}
 PEER_FIELDS = WORKSPACE_FIELDS
 SESSION_FIELDS: dict[str, Field] = {**WORKSPACE_FIELDS, "is_active": Field("bool")}
 MESSAGE_FIELDS: dict[str, Field] = {
-    "id": Field("text"), "peer_id": Field("text"), "session_id": Field("text"),
-    "metadata": Field("json"), "created_at": Field("time"), "token_count": Field("int"),
-}  # fmt: skip
+    "id": Field("text"),
+    "peer_id": Field("text"),
+    "session_id": Field("text"),
+    "metadata": Field("json"),
+    "created_at": Field("time"),
+    "token_count": Field("int"),
+}
 CONCLUSION_FIELDS: dict[str, Field] = {
-    "id": Field("text"), "observer_id": Field("text"), "observed_id": Field("text"),
-    "session_id": Field("text", nullable=True), "level": Field("text", values=_LEVELS),
-    "created_at": Field("time"), "source_ids": Field("text[]"), "times_derived": Field("int"),
-}  # fmt: skip
+    "id": Field("text"),
+    "observer_id": Field("text"),
+    "observed_id": Field("text"),
+    "session_id": Field("text", nullable=True),
+    "level": Field("text", values=_LEVELS),
+    "created_at": Field("time"),
+    "source_ids": Field("text[]"),
+    "times_derived": Field("int"),
+}
 
 
 @dataclass(frozen=True)
@@ -270,8 +281,15 @@ def _time(value: Any, where: str) -> datetime:
 
 
 def _type(value: Any) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object", type(None): "null"}.get(type(value), "a value")  # fmt: skip
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), "a value")
 
 
 def fields_in(node: Node) -> frozenset[str]:

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from mnemo_schema.observations import DERIVED_LEVELS, ObservationWritten
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})  # fmt: skip
+_QUOTES = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
+)
 _SPACE = re.compile(r"\s+")
 
 

@@ -46,12 +46,13 @@ def build_engine(
     settings = settings or ContextSettings()
     reranker = (
         HttpReranker(
-            settings.rerank_url, api_key=settings.rerank_api_key,
+            settings.rerank_url,
+            api_key=settings.rerank_api_key,
             timeout_s=settings.rerank_timeout_s,
         )
         if settings.rerank_url
         else None
-    )  # fmt: skip
+    )
     config = EngineConfig(query_cache=settings.query_cache, query_cache_s=settings.query_cache_s)
     # Observation vectors in this database are searched in the reads' own statements.
     index = memory.index if memory is not None else None
@@ -74,25 +75,37 @@ async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
     """Answer each query kind on its own subject, replicas sharing one queue group."""
     return [
         await rpc.serve(
-            nc, subjects.query_filter(ContextQuery.KIND), ContextQuery, service.context,
+            nc,
+            subjects.query_filter(ContextQuery.KIND),
+            ContextQuery,
+            service.context,
             QUEUE_GROUP,
         ),
         await rpc.serve(
-            nc, subjects.query_filter(RepresentationQuery.KIND), RepresentationQuery,
-            service.representation, QUEUE_GROUP,
+            nc,
+            subjects.query_filter(RepresentationQuery.KIND),
+            RepresentationQuery,
+            service.representation,
+            QUEUE_GROUP,
         ),
         await rpc.serve(
             nc, subjects.query_filter(SearchQuery.KIND), SearchQuery, service.search, QUEUE_GROUP
         ),
         await rpc.serve(
-            nc, subjects.query_filter(ObservationSearchQuery.KIND), ObservationSearchQuery,
-            service.observation_search, QUEUE_GROUP,
-        ),
-        await rpc.serve(
-            nc, subjects.query_filter(RetrievalQuery.KIND), RetrievalQuery, service.retrieve,
+            nc,
+            subjects.query_filter(ObservationSearchQuery.KIND),
+            ObservationSearchQuery,
+            service.observation_search,
             QUEUE_GROUP,
         ),
-    ]  # fmt: skip
+        await rpc.serve(
+            nc,
+            subjects.query_filter(RetrievalQuery.KIND),
+            RetrievalQuery,
+            service.retrieve,
+            QUEUE_GROUP,
+        ),
+    ]
 
 
 async def run(

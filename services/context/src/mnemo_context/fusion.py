@@ -37,9 +37,12 @@ class Weights:
 
     lists: Mapping[str, float] = field(
         default_factory=lambda: {
-            "lexical": 1.0, "dense": 1.0, "facts.lexical": 0.2, "facts.dense": 0.4,
+            "lexical": 1.0,
+            "dense": 1.0,
+            "facts.lexical": 0.2,
+            "facts.dense": 0.4,
         }
-    )  # fmt: skip
+    )
     named: float = 1.0
     window: float = 2.0
     current: float = 0.3

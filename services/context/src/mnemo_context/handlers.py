@@ -74,12 +74,17 @@ class ContextService:
             found = await self._ranker().retrieve(
                 ws,
                 RetrievalQuery(
-                    query=want.search_query, observer=observer, observed=observed,
-                    session_id=want.session_id, sessions=want.sessions, messages=0,
+                    query=want.search_query,
+                    observer=observer,
+                    observed=observed,
+                    session_id=want.session_id,
+                    sessions=want.sessions,
+                    messages=0,
                     observations=want.search_top_k or limit,
-                    max_distance=want.search_max_distance, diverse=True,
+                    max_distance=want.search_max_distance,
+                    diverse=True,
                 ),
-            )  # fmt: skip
+            )
             return [
                 Observation(o.id, o.level, o.content, o.token_count) for o in found.observations
             ]
@@ -205,10 +210,14 @@ class ContextService:
         found = await self._ranker().retrieve(
             ws,
             RetrievalQuery(
-                query=q.query, session_id=q.session_id, sessions=q.sessions, peer_id=q.peer_id,
-                message_filters=q.filters, messages=q.limit,
+                query=q.query,
+                session_id=q.session_id,
+                sessions=q.sessions,
+                peer_id=q.peer_id,
+                message_filters=q.filters,
+                messages=q.limit,
             ),
-        )  # fmt: skip
+        )
         return SearchReply(messages=[m.message for m in found.messages])
 
     async def observation_search(
@@ -218,11 +227,18 @@ class ContextService:
         found = await self._ranker().retrieve(
             ws,
             RetrievalQuery(
-                query=q.query, observer=q.observer, observed=q.observed, levels=q.levels,
-                session_id=q.session_id, sessions=q.sessions, observation_filters=q.filters,
-                messages=0, observations=q.top_k, max_distance=q.max_distance,
+                query=q.query,
+                observer=q.observer,
+                observed=q.observed,
+                levels=q.levels,
+                session_id=q.session_id,
+                sessions=q.sessions,
+                observation_filters=q.filters,
+                messages=0,
+                observations=q.top_k,
+                max_distance=q.max_distance,
             ),
-        )  # fmt: skip
+        )
         return ObservationSearchReply(
             hits=[ObservationHit(id=o.id, distance=o.distance) for o in found.observations]
         )

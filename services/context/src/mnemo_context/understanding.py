@@ -18,9 +18,19 @@ from datetime import UTC, date, datetime, timedelta
 from mnemo_runtime.models.local.dates import resolve_dates
 
 _MONTHS = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)  # fmt: skip
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH = r"(?P<{g}>" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
 _DAYNUM = r"(?P<{g}>\d{{1,2}})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{g}>(?:19|20)\d\d)"

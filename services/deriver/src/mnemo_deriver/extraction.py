@@ -30,8 +30,10 @@ async def extract(model: ChatModel, batch: Batch, max_tokens: int, attempts: int
     """One schema-constrained call for ``batch``; ``MalformedOutput`` if it stays invalid."""
     prepared = prepare(batch)
     output = await structured(
-        model, request(prepared, max_tokens, batch.key.instructions), DeriverOutput,
+        model,
+        request(prepared, max_tokens, batch.key.instructions),
+        DeriverOutput,
         attempts=attempts,
-    )  # fmt: skip
+    )
     events, dropped = observations(batch, prepared, output)
     return Extraction(prepared, output, events, dropped)

@@ -226,9 +226,12 @@ class DeriverService:
         with _tracer.start_as_current_span(
             "deriver.batch",
             context=extract_context(first.trace),
-            attributes={"messages": len(batch.items), "observer": batch.key.observer,
-                        "observed": batch.key.observed},
-        ):  # fmt: skip
+            attributes={
+                "messages": len(batch.items),
+                "observer": batch.key.observer,
+                "observed": batch.key.observed,
+            },
+        ):
             try:
                 await self._resolve_context(batch)
                 sessions = _sessions(batch)
@@ -304,12 +307,16 @@ class DeriverService:
         await self._dead.park(
             Letter(
                 key=f"{k.workspace}/{k.observer}/{k.observed}/{seqs[0]}-{seqs[-1]}",
-                reason=reason, stream_seq=seqs[0] if len(seqs) == 1 else None,
-                workspace=k.workspace, session_id=batch.items[0].message.session_id,
-                observer=k.observer, observed=k.observed, attempts=self._attempts(batch),
+                reason=reason,
+                stream_seq=seqs[0] if len(seqs) == 1 else None,
+                workspace=k.workspace,
+                session_id=batch.items[0].message.session_id,
+                observer=k.observer,
+                observed=k.observed,
+                attempts=self._attempts(batch),
                 detail={"seqs": seqs, "message_ids": [i.message.message_id for i in batch.items]},
             )
-        )  # fmt: skip
+        )
 
     async def redrive(
         self, letter: dict[str, Any], events: list[tuple[int, MessagePosted]]

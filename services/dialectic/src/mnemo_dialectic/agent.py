@@ -121,9 +121,10 @@ class DialecticAgent:
             messages.append(Message.user(*results))
         if problem is not None:
             raise Refusal(
-                502, f"response_format: the answer does not match the schema {problem}",
+                502,
+                f"response_format: the answer does not match the schema {problem}",
                 "response_format",
-            )  # fmt: skip
+            )
         log.warning("dialectic.no_answer", workspace=workspace, turns=turn + 1, budget=budget)
         if schema is not None:
             # Nothing to say is an empty answer, never prose in place of the asked shape.

@@ -56,14 +56,22 @@ async def run(
     handlers = ChatHandlers(agent)
     subs = [
         await rpc.serve(
-            nc, subjects.query_filter(ChatQuery.KIND), ChatQuery, handlers.answer,
-            settings.queue_group, stream_handler=handlers.stream,
+            nc,
+            subjects.query_filter(ChatQuery.KIND),
+            ChatQuery,
+            handlers.answer,
+            settings.queue_group,
+            stream_handler=handlers.stream,
         ),
         await rpc.serve(
-            nc, subjects.query_filter(WorkspaceChatQuery.KIND), WorkspaceChatQuery,
-            handlers.answer, settings.queue_group, stream_handler=handlers.stream,
+            nc,
+            subjects.query_filter(WorkspaceChatQuery.KIND),
+            WorkspaceChatQuery,
+            handlers.answer,
+            settings.queue_group,
+            stream_handler=handlers.stream,
         ),
-    ]  # fmt: skip
+    ]
     try:
         await stop.wait()
     finally:

@@ -32,9 +32,12 @@ from mnemo_runtime.models.ports import (
 
 MODEL_NAME = "local-heuristic"
 DIALECTIC_STAGES = (
-    Stage.DIALECTIC_MINIMAL, Stage.DIALECTIC_LOW, Stage.DIALECTIC_MEDIUM, Stage.DIALECTIC_HIGH,
+    Stage.DIALECTIC_MINIMAL,
+    Stage.DIALECTIC_LOW,
+    Stage.DIALECTIC_MEDIUM,
+    Stage.DIALECTIC_HIGH,
     Stage.DIALECTIC_MAX,
-)  # fmt: skip
+)
 ANSWER_TOOL = "answer"
 SEARCH_MESSAGES = "search_messages"
 MAX_CITED = 3

@@ -140,9 +140,12 @@ class Toolbox:
     async def _dispatch(self, args: BaseModel) -> str:
         if isinstance(args, SearchObservations):
             obs = await self._reader.search(
-                self._scope, args.query, limit=args.top_k, levels=args.levels,
+                self._scope,
+                args.query,
+                limit=args.top_k,
+                levels=args.levels,
                 sessions=self._sessions,
-            )  # fmt: skip
+            )
             return self._shown(obs=obs)
         if isinstance(args, SearchMessages):
             msgs = await self._reader.search_messages(

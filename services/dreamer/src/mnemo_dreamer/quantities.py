@@ -69,10 +69,15 @@ def quantity_updates(peer: str, obs: list[Obs]) -> list[tuple[str, dict[str, obj
             continue
         superseded.update(o[0] for o in old)
         before = ", ".join(dict.fromkeys(v for o, v in vals[:-1] if o in old))
-        calls.append(("update_knowledge", {
-            "content": f"{peer}: {unit} now {value} (previously {before})",
-            "premise_ids": [newest[0], *(o[0] for o in old)],
-            "superseded_ids": [o[0] for o in old],
-            "reason": f"superseded by a newer statement ({newest[0]})",
-        }))  # fmt: skip
+        calls.append(
+            (
+                "update_knowledge",
+                {
+                    "content": f"{peer}: {unit} now {value} (previously {before})",
+                    "premise_ids": [newest[0], *(o[0] for o in old)],
+                    "superseded_ids": [o[0] for o in old],
+                    "reason": f"superseded by a newer statement ({newest[0]})",
+                },
+            )
+        )
     return calls

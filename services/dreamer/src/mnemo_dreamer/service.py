@@ -127,9 +127,14 @@ class Dreamer:
         if dreams_enabled(app):
             card = await self._memory.card(scope)
             await run_specialist(
-                configured(DEDUCTION, app), self._models[Stage.DREAMER_DEDUCTION], session, card,
-                max_calls=cfg.deduction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
-            )  # fmt: skip
+                configured(DEDUCTION, app),
+                self._models[Stage.DREAMER_DEDUCTION],
+                session,
+                card,
+                max_calls=cfg.deduction_max_calls,
+                max_tokens=cfg.max_tokens,
+                spend=spend,
+            )
             # Induction reads the belief set deduction left, so deduction's edits must be
             # projected.
             if session.last_seq and not await self._memory.wait_applied(
@@ -138,13 +143,22 @@ class Dreamer:
                 log.warning("dreamer.projection_lag", seq=session.last_seq)
             card = await self._memory.card(scope)
             await run_specialist(
-                configured(INDUCTION, app), self._models[Stage.DREAMER_INDUCTION], session, card,
-                max_calls=cfg.induction_max_calls, max_tokens=cfg.max_tokens, spend=spend,
-            )  # fmt: skip
+                configured(INDUCTION, app),
+                self._models[Stage.DREAMER_INDUCTION],
+                session,
+                card,
+                max_calls=cfg.induction_max_calls,
+                max_tokens=cfg.max_tokens,
+                spend=spend,
+            )
         else:
             # Reasoning or dreams are switched off: the dream completes without a model call.
-            log.info("dreamer.disabled", workspace=due.workspace, observer=due.observer,
-                     observed=due.observed)  # fmt: skip
+            log.info(
+                "dreamer.disabled",
+                workspace=due.workspace,
+                observer=due.observer,
+                observed=due.observed,
+            )
         t = session.tally
         done = DreamCompleted(
             event_id=derived_event_id("dream-done", due.workspace, due.event_id),
@@ -169,9 +183,16 @@ class Dreamer:
         await self._schedule.complete(scope, self._clock(), explicit_seen)
         await self.noted(due)
         log.info(
-            "dreamer.completed", workspace=due.workspace, observer=due.observer,
-            observed=due.observed, calls=spend.calls, input_tokens=spend.input_tokens,
-            output_tokens=spend.output_tokens, deductive=t.deductive, inductive=t.inductive,
-            deleted=t.deleted, rejected=t.rejected,
-        )  # fmt: skip
+            "dreamer.completed",
+            workspace=due.workspace,
+            observer=due.observer,
+            observed=due.observed,
+            calls=spend.calls,
+            input_tokens=spend.input_tokens,
+            output_tokens=spend.output_tokens,
+            deductive=t.deductive,
+            inductive=t.inductive,
+            deleted=t.deleted,
+            rejected=t.rejected,
+        )
         return done

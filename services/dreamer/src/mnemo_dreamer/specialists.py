@@ -241,8 +241,10 @@ async def run_specialist(
         if not response.tool_calls:
             return
         messages.append(response.to_message())
-        results = [await _call(spec, session, c.id, c.name, c.input, c.malformed)
-                   for c in response.tool_calls]  # fmt: skip
+        results = [
+            await _call(spec, session, c.id, c.name, c.input, c.malformed)
+            for c in response.tool_calls
+        ]
         messages.append(Message(role="user", content=tuple(results)))
 
 

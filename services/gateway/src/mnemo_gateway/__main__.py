@@ -16,9 +16,15 @@ async def _run(infra: Infra, stop: asyncio.Event) -> None:
     settings = GatewaySettings()
     app = build_app(settings, infra.nc, infra.pool)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level="warning", access_log=False,
-        lifespan="on", loop="none", http="httptools",
-    )  # fmt: skip
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop="none",
+        http="httptools",
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     await stop.wait()

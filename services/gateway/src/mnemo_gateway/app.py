@@ -143,9 +143,23 @@ def build_app(
     app.state.services = services
     errors.install(app)
     for r in (
-        health, keys, workspaces, peers, sessions, messages, uploads, conclusions, queue, cards,
-        summaries, context, dialectic, dreams, scopes, webhooks,
-    ):  # fmt: skip
+        health,
+        keys,
+        workspaces,
+        peers,
+        sessions,
+        messages,
+        uploads,
+        conclusions,
+        queue,
+        cards,
+        summaries,
+        context,
+        dialectic,
+        dreams,
+        scopes,
+        webhooks,
+    ):
         app.include_router(r.router)
 
     edge = _Edge(app, HotPath(app, services), settings.max_body_bytes, marks, authority)

@@ -69,9 +69,12 @@ class HotPath:
             f"POST {ROUTE}",
             context=extract_context(headers),
             kind=SpanKind.SERVER,
-            attributes={"http.request.method": "POST", "http.route": ROUTE,
-                        "url.path": scope["path"]},
-        ) as span:  # fmt: skip
+            attributes={
+                "http.request.method": "POST",
+                "http.route": ROUTE,
+                "url.path": scope["path"],
+            },
+        ) as span:
             try:
                 response = await create_messages(
                     workspace_id, session_id, batch, self._services, key

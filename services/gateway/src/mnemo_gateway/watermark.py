@@ -96,9 +96,10 @@ class ProjectionWatermark:
         """Move ``partition``'s position to ``floor``; forget the workspaces it has passed."""
         self._position(partition).advance(floor)
         passed = [
-            w for w, p in self._ahead.items()
+            w
+            for w, p in self._ahead.items()
             if p.value <= floor and not self._waiting[w] and self.partition(w) == partition
-        ]  # fmt: skip
+        ]
         for workspace in passed:
             self._ahead.pop(workspace).advance(floor)
 

@@ -34,11 +34,13 @@ def _group(
     turn_s: float | None = None,
 ) -> ProjectionGroup:
     return ProjectionGroup(
-        projection, pool,
-        lambda p: Projector(projection, nc, js, pool, batch_size, partition=p,
-                            partitions=partitions, turn_s=turn_s),
+        projection,
+        pool,
+        lambda p: Projector(
+            projection, nc, js, pool, batch_size, partition=p, partitions=partitions, turn_s=turn_s
+        ),
         partitions,
-    )  # fmt: skip
+    )
 
 
 def build_app(
@@ -63,9 +65,12 @@ def build_memory(
 ) -> ProjectionGroup:
     """The memory projection (observations into Postgres and the vector index)."""
     projection = MemoryProjection(
-        memory.embedder, memory.index, nc, near_distance=near_distance,
+        memory.embedder,
+        memory.index,
+        nc,
+        near_distance=near_distance,
         upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
-    )  # fmt: skip
+    )
     return _group(projection, nc, js, pool, partitions, settings.memory_batch_size, settings.turn_s)
 
 

@@ -241,14 +241,20 @@ def statement(seq: int, event: Event) -> Statement | None:
 def message_record(seq: int, e: MessagePosted) -> dict[str, Any]:
     """The row of one posted message, keyed by column."""
     return {
-        "workspace": e.workspace, "id": e.message_id, "session_id": e.session_id, "seq": seq,
-        "peer_id": e.peer_id, "content": e.content, "metadata": e.metadata,
-        "token_count": e.token_count, "created_at": e.created_at,
+        "workspace": e.workspace,
+        "id": e.message_id,
+        "session_id": e.session_id,
+        "seq": seq,
+        "peer_id": e.peer_id,
+        "content": e.content,
+        "metadata": e.metadata,
+        "token_count": e.token_count,
+        "created_at": e.created_at,
         "representations": [
             {"observer": r.observer, "observed": r.observed} for r in e.representations
         ],
         "reasoning": e.reasoning,
-    }  # fmt: skip
+    }
 
 
 def messages_json(records: list[dict[str, Any]]) -> str:

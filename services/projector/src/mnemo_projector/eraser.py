@@ -87,10 +87,12 @@ FOLLOWED_KINDS = ("ent", "obs", "sum", "dream", "work")
 def followed(partition: int) -> list[str]:
     """What the eraser of ``partition`` follows, as stored."""
     return [
-        subjects.entity_filter("*", partition), subjects.observation_filter(partition),
-        subjects.summary_filter(partition), subjects.dream_filter(partition),
+        subjects.entity_filter("*", partition),
+        subjects.observation_filter(partition),
+        subjects.summary_filter(partition),
+        subjects.dream_filter(partition),
         subjects.work_filter(partition),
-    ]  # fmt: skip
+    ]
 
 
 class Eraser:
@@ -162,9 +164,10 @@ class Eraser:
         # One direct read per subject says whether it holds anything new: most steps of most
         # partitions find nothing, and need no consumer.
         found = [
-            f for f in followed(self.partition)
+            f
+            for f in followed(self.partition)
             if await direct.next_from(self._nc, f, position + 1) is not None
-        ]  # fmt: skip
+        ]
         stored = sorted(
             {
                 s.seq: s
@@ -246,9 +249,14 @@ class Eraser:
                 (erased, letters, t.seq),
             )
         log.info(
-            "erasure.done", workspace=t.workspace, kind=t.kind, seq=t.seq,
-            events=erased, observations=len(p.erased_observations), letters=letters,
-        )  # fmt: skip
+            "erasure.done",
+            workspace=t.workspace,
+            kind=t.kind,
+            seq=t.seq,
+            events=erased,
+            observations=len(p.erased_observations),
+            letters=letters,
+        )
         return p
 
     async def _remember(
@@ -283,11 +291,13 @@ class Eraser:
         ]
         events += [
             SummariesErased(
-                event_id=f"{event_id}.summaries.{session}", workspace=ws, session_id=session,
+                event_id=f"{event_id}.summaries.{session}",
+                workspace=ws,
+                session_id=session,
                 summary_seqs=sorted(seqs),
             )
             for session, seqs in sorted(p.summaries.items())
-        ]  # fmt: skip
+        ]
         if events:
             await self._publisher.publish(events)
         if not gone:

@@ -65,10 +65,19 @@ Deletion = MessageDeleted | SessionDeleted | PeerDeleted | WorkspaceDeleted
 Rep = tuple[str, str]
 # Events without text of the user's: removed, not overwritten (which costs a file sync each).
 _CONTENT_FREE = (
-    PeerJoinedSession, PeerLeftSession, SessionPeerConfigured, DreamCompleted,
-    ObservationsErased, SummariesErased, MessageDeleted, SessionDeleted, PeerDeleted,
-    DerivationProgressed, SummarizationProgressed, DreamsErased,
-)  # fmt: skip
+    PeerJoinedSession,
+    PeerLeftSession,
+    SessionPeerConfigured,
+    DreamCompleted,
+    ObservationsErased,
+    SummariesErased,
+    MessageDeleted,
+    SessionDeleted,
+    PeerDeleted,
+    DerivationProgressed,
+    SummarizationProgressed,
+    DreamsErased,
+)
 
 
 @dataclass(frozen=True)
@@ -230,10 +239,18 @@ def _entity_covered(t: Target, e: Event, erased_messages: set[str]) -> bool:
     if isinstance(e, MessageMetadataUpdated):
         return e.message_id in erased_messages
     if t.kind == "session":
-        return isinstance(
-            e, SessionCreated | SessionUpdated | PeerJoinedSession | PeerLeftSession
-            | SessionPeerConfigured | SummarizationProgressed,
-        ) and e.session_id == t.session_id  # fmt: skip
+        return (
+            isinstance(
+                e,
+                SessionCreated
+                | SessionUpdated
+                | PeerJoinedSession
+                | PeerLeftSession
+                | SessionPeerConfigured
+                | SummarizationProgressed,
+            )
+            and e.session_id == t.session_id
+        )
     if t.kind == "peer":
         if isinstance(e, PeerCreated | PeerUpdated | PeerJoinedSession | PeerLeftSession):
             return e.peer_id == t.peer_id

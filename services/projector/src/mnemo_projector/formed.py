@@ -29,10 +29,19 @@ async def apply_formed(conn: Connection, seq: int, event: Event) -> None:
                 "INSERT INTO summaries (workspace, session_id, summary_type, seq, content,"
                 " message_id, message_seq, messages_covered, token_count, created_at)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (event.workspace, event.session_id, event.summary_type, seq, event.content,
-                 event.message_id, event.message_seq, event.messages_covered, event.token_count,
-                 event.occurred_at),
-            )  # fmt: skip
+                (
+                    event.workspace,
+                    event.session_id,
+                    event.summary_type,
+                    seq,
+                    event.content,
+                    event.message_id,
+                    event.message_seq,
+                    event.messages_covered,
+                    event.token_count,
+                    event.occurred_at,
+                ),
+            )
         case SummariesErased():
             await conn.execute(
                 "DELETE FROM summaries WHERE workspace = %s AND session_id = %s AND seq = ANY(%s)",
@@ -43,9 +52,16 @@ async def apply_formed(conn: Connection, seq: int, event: Event) -> None:
                 "INSERT INTO dreams (workspace, due_event_id, observer, observed, session_id,"
                 " reason, due_seq) VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (workspace, due_event_id) DO NOTHING",
-                (event.workspace, event.event_id, event.observer, event.observed,
-                 event.session_id, event.reason, seq),
-            )  # fmt: skip
+                (
+                    event.workspace,
+                    event.event_id,
+                    event.observer,
+                    event.observed,
+                    event.session_id,
+                    event.reason,
+                    seq,
+                ),
+            )
         case DreamCompleted():
             await conn.execute(
                 "UPDATE dreams SET completed_seq = %s WHERE workspace = %s AND due_event_id = %s",
@@ -106,8 +122,10 @@ async def erase_observations(conn: Connection, e: ObservationsErased) -> list[st
             " AND (alias_id = ANY(%s) OR canonical_id = ANY(%s))",
             (ws, ids, ids),
         )
-        for table, column in (("observation_sources", "observation_id"),
-                              ("observation_rejections", "id")):  # fmt: skip
+        for table, column in (
+            ("observation_sources", "observation_id"),
+            ("observation_rejections", "id"),
+        ):
             await conn.execute(
                 f"DELETE FROM {table} WHERE workspace = %s AND {column} = ANY(%s)", (ws, ids)
             )

@@ -107,10 +107,16 @@ async def index(conn: Connection, documents: Sequence[Document]) -> None:
         return
     unique = {(d.workspace, d.kind, d.doc, d.part): d for d in documents}
     records = [
-        {"workspace": d.workspace, "kind": d.kind, "owner": d.owner, "doc": d.doc,
-         "part": d.part, "body": d.body}
+        {
+            "workspace": d.workspace,
+            "kind": d.kind,
+            "owner": d.owner,
+            "doc": d.doc,
+            "part": d.part,
+            "body": d.body,
+        }
         for d in unique.values()
-    ]  # fmt: skip
+    ]
     await conn.execute(_INDEX, (orjson.dumps(records).decode(),))
 
 

@@ -222,10 +222,20 @@ class PassageProjection:
         for (seq, e, part, start, end, parts), vector in zip(rows, vectors, strict=True):
             observers = sorted({r.observer for r in e.representations})
             values = (
-                e.workspace, e.message_id, part, e.session_id, e.peer_id,
-                "{" + ",".join(observers) + "}", seq, e.created_at, start, end, parts,
-                vector_literal(vector), model,
-            )  # fmt: skip
+                e.workspace,
+                e.message_id,
+                part,
+                e.session_id,
+                e.peer_id,
+                "{" + ",".join(observers) + "}",
+                seq,
+                e.created_at,
+                start,
+                end,
+                parts,
+                vector_literal(vector),
+                model,
+            )
             for column, value in zip(columns, values, strict=True):
                 column.append(value)
         await conn.execute(

@@ -16,9 +16,17 @@ PROJECTION = positions.ENTITIES
 MIGRATIONS = package_migrations("mnemo_projector")
 
 TABLES = (
-    "workspaces", "peers", "sessions", "session_peers", "messages", "scopes", "scope_sessions",
-    "webhook_endpoints", "work_lines", "work_sessions",
-)  # fmt: skip
+    "workspaces",
+    "peers",
+    "sessions",
+    "session_peers",
+    "messages",
+    "scopes",
+    "scope_sessions",
+    "webhook_endpoints",
+    "work_lines",
+    "work_sessions",
+)
 
 
 async def drop_projection(
@@ -38,10 +46,18 @@ async def drop_projection(
 # provenance and rejections, peer cards, summaries, dreams, formed lines) and the passage projection (message
 # passages; both index their words in the lexicon).
 MEMORY_TABLES = (
-    "observations", "observation_aliases", "observation_sources", "observation_rejections",
-    "peer_cards", "summaries", "dreams", "formed_lines", "search_terms", "search_df",
+    "observations",
+    "observation_aliases",
+    "observation_sources",
+    "observation_rejections",
+    "peer_cards",
+    "summaries",
+    "dreams",
+    "formed_lines",
+    "search_terms",
+    "search_df",
     "search_docs",
-)  # fmt: skip
+)
 MEMORY_PROJECTIONS = (positions.MEMORY, positions.PASSAGES)
 
 

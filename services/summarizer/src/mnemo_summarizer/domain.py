@@ -145,11 +145,16 @@ def summary_event_id(workspace: str, session_id: str, kind: SummaryType, seq: in
 def summary_event(job: Job, content: str, token_count: int, cause: MessagePosted) -> SummaryUpdated:
     """The event recording ``job``'s summary, caused by the message that completed it."""
     return _summary(
-        job, content, token_count,
+        job,
+        content,
+        token_count,
         event_id=summary_event_id(cause.workspace, cause.session_id, job.kind, job.newest.seq),
-        workspace=cause.workspace, session_id=cause.session_id, trace=cause.trace,
-        correlation_id=cause.correlation_id, causation_id=cause.event_id,
-    )  # fmt: skip
+        workspace=cause.workspace,
+        session_id=cause.session_id,
+        trace=cause.trace,
+        correlation_id=cause.correlation_id,
+        causation_id=cause.event_id,
+    )
 
 
 def redriven_summary(

@@ -187,8 +187,12 @@ class SummarizerService:
                 return None, 0
             event = summary_event(job, content, self._count(content), cause)
             (seq,) = await self._log.publish([event])
-        log.info("summarizer.summary", kind=job.kind, session=cause.session_id,
-                 messages_covered=job.messages_covered)  # fmt: skip
+        log.info(
+            "summarizer.summary",
+            kind=job.kind,
+            session=cause.session_id,
+            messages_covered=job.messages_covered,
+        )
         return content, seq
 
     def _retry(self, err: Exception, d: Delivery) -> bool:
@@ -200,21 +204,30 @@ class SummarizerService:
         await self._dead.park(
             Letter(
                 key=f"{cause.workspace}/{cause.session_id}/{job.kind}/{newest.seq}",
-                reason=reason, workspace=cause.workspace, session_id=cause.session_id,
-                detail={"summary_type": job.kind, "message_seq": newest.seq,
-                        "message_ids": [t.message_id for t in job.turns]},
+                reason=reason,
+                workspace=cause.workspace,
+                session_id=cause.session_id,
+                detail={
+                    "summary_type": job.kind,
+                    "message_seq": newest.seq,
+                    "message_ids": [t.message_id for t in job.turns],
+                },
             )
-        )  # fmt: skip
+        )
 
     async def _park_message(self, d: Delivery, err: Exception) -> None:
         e = d.event
         await self._dead.park(
             Letter(
-                key=f"{e.workspace}/{e.session_id}/message/{d.seq}", reason=repr(err),
-                stream_seq=d.seq, workspace=e.workspace, session_id=e.session_id,
-                attempts=d.attempts, detail={"message_ids": [e.message_id]},
+                key=f"{e.workspace}/{e.session_id}/message/{d.seq}",
+                reason=repr(err),
+                stream_seq=d.seq,
+                workspace=e.workspace,
+                session_id=e.session_id,
+                attempts=d.attempts,
+                detail={"message_ids": [e.message_id]},
             )
-        )  # fmt: skip
+        )
 
     async def redrive(self, workspace: str, session_id: str, kinds: Sequence[SummaryType]) -> int:
         """Summarize a session again now, from its newest stored summaries and the messages
@@ -232,8 +245,9 @@ class SummarizerService:
             job = Job(kind, stored.content if stored else None, turns, covered)
             limit = self._s.short_word_limit if kind == "short" else self._s.long_word_limit
             content = await self._summarize(job, limit, record.instructions)
-            await self._log.publish([redriven_summary(job, content, self._count(content),
-                                                      workspace, session_id)])  # fmt: skip
+            await self._log.publish(
+                [redriven_summary(job, content, self._count(content), workspace, session_id)]
+            )
             written += 1
         # The session's counters are rebuilt from what is stored now, the new summaries included.
         self._sessions.pop((workspace, session_id), None)

@@ -78,9 +78,11 @@ async def run_offline(
     rows = _pooled(await score_offline(found, references, matcher), OfflineCounts)
     shown = {k: v.row() for k, v in rows.items()}
     summary = {
-        "benchmark": f"deriver-{args.corpus}", "deriver": settings.choice(Stage.DERIVER).model_dump(),
-        "matcher": matcher.thresholds.__dict__, "rows": shown,
-    }  # fmt: skip
+        "benchmark": f"deriver-{args.corpus}",
+        "deriver": settings.choice(Stage.DERIVER).model_dump(),
+        "matcher": matcher.thresholds.__dict__,
+        "rows": shown,
+    }
     text = table(shown, OFFLINE_COLUMNS)
     note = (
         "Coverage against LoCoMo's reference facts (matcher: MiniLM cosine + lexical overlap); "
@@ -117,8 +119,10 @@ def dry_run(args: argparse.Namespace, cases: list[Case]) -> None:
             for batch in batches(session_messages(case, session, count), target, deriver_settings):
                 n_batches += 1
                 first = first or request(prepare(batch), deriver_settings.max_output_tokens)
-        print(f"{case.id}: {len(units)} units (speaker x session), {n_batches} deriver batches, "
-              f"up to {4 * len(units)} judge calls")  # fmt: skip
+        print(
+            f"{case.id}: {len(units)} units (speaker x session), {n_batches} deriver batches, "
+            f"up to {4 * len(units)} judge calls"
+        )
         if first is not None:
             print("  deriver (per batch):\n" + _describe(first, derive))
         session, target = units[0]
@@ -136,17 +140,23 @@ def dry_run(args: argparse.Namespace, cases: list[Case]) -> None:
 
 
 async def run_judged(
-    args: argparse.Namespace, cases: list[Case], out: Path,
-    deriver: ChatModel | None = None, judge: ChatModel | None = None,
-) -> dict[str, Any] | None:  # fmt: skip
+    args: argparse.Namespace,
+    cases: list[Case],
+    out: Path,
+    deriver: ChatModel | None = None,
+    judge: ChatModel | None = None,
+) -> dict[str, Any] | None:
     """Traces, then every judge over each; with ``--dry-run`` only the requests."""
     if args.dry_run:
         dry_run(args, cases)
         return None
     settings = model_settings(args)
     if judge is None and settings.choice(JUDGE_STAGE).provider == "local":
-        print("no judge model configured: the local heuristic reasoner cannot judge; set "
-              "ANTHROPIC_API_KEY or --judge-model", file=sys.stderr)  # fmt: skip
+        print(
+            "no judge model configured: the local heuristic reasoner cannot judge; set "
+            "ANTHROPIC_API_KEY or --judge-model",
+            file=sys.stderr,
+        )
         return None
     model = deriver or deriver_model(settings)
     found = await traces(model, cases, RunState(out, "traces.jsonl"), DeriverSettings())
@@ -175,8 +185,16 @@ def judged_row(j: Judged) -> dict[str, Any]:
     """The table's row for judged counts."""
     c, q = j.coverage, j.quality
     return {
-        "gold": c.gold, "R": c.recall, "R_w": c.weighted_recall, "F1": c.f1,
-        "observations": q.observations, "quality": q.score, "redundant": q.redundant,
-        "fixated": q.fixated, "temporal": q.temporal, "molecular": j.molecular.mean,
-        "faults": sum(j.faults.values()), "fault_kinds": {k: v for k, v in j.faults.items() if v},
-    }  # fmt: skip
+        "gold": c.gold,
+        "R": c.recall,
+        "R_w": c.weighted_recall,
+        "F1": c.f1,
+        "observations": q.observations,
+        "quality": q.score,
+        "redundant": q.redundant,
+        "fixated": q.fixated,
+        "temporal": q.temporal,
+        "molecular": j.molecular.mean,
+        "faults": sum(j.faults.values()),
+        "fault_kinds": {k: v for k, v in j.faults.items() if v},
+    }

@@ -59,16 +59,22 @@ class Judged:
 
     def to_row(self) -> dict[str, Any]:
         return {
-            "coverage": asdict(self.coverage), "quality": asdict(self.quality),
-            "molecular": asdict(self.molecular), "faults": {k: v for k, v in self.faults.items() if v}, "worst": self.worst,
-        }  # fmt: skip
+            "coverage": asdict(self.coverage),
+            "quality": asdict(self.quality),
+            "molecular": asdict(self.molecular),
+            "faults": {k: v for k, v in self.faults.items() if v},
+            "worst": self.worst,
+        }
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Judged:
         return cls(
-            Coverage(**row["coverage"]), Quality(**row["quality"]),
-            Molecular(**row["molecular"]), Counter(row["faults"]), list(row["worst"]),
-        )  # fmt: skip
+            Coverage(**row["coverage"]),
+            Quality(**row["quality"]),
+            Molecular(**row["molecular"]),
+            Counter(row["faults"]),
+            list(row["worst"]),
+        )
 
 
 def _by_number(items: list[Any], n: int, fault: str, faults: Counter[str]) -> dict[int, Any]:

@@ -132,9 +132,12 @@ def numbered(items: Sequence[str]) -> str:
 
 def _request(system: str, user: str, max_tokens: int = 4096) -> ModelRequest:
     return ModelRequest(
-        stage=JUDGE_STAGE, system=system, messages=(Message.user(user),), max_tokens=max_tokens,
+        stage=JUDGE_STAGE,
+        system=system,
+        messages=(Message.user(user),),
+        max_tokens=max_tokens,
         temperature=0.0,
-    )  # fmt: skip
+    )
 
 
 def gold_request(trace: Trace) -> ModelRequest:

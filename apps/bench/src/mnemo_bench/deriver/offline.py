@@ -38,13 +38,19 @@ class OfflineCounts:
     def row(self) -> dict[str, float | int | None]:
         c = self.coverage
         return {
-            "gold": c.gold, "covered": c.covered, "partial": c.partial,
-            "R": c.recall, "R_w": c.weighted_recall, "F1": c.f1,
-            "proposed": self.proposed, "grounding_precision": ratio(self.grounded, self.proposed),
-            "kept": self.kept, "messages": self.messages,
+            "gold": c.gold,
+            "covered": c.covered,
+            "partial": c.partial,
+            "R": c.recall,
+            "R_w": c.weighted_recall,
+            "F1": c.f1,
+            "proposed": self.proposed,
+            "grounding_precision": ratio(self.grounded, self.proposed),
+            "kept": self.kept,
+            "messages": self.messages,
             "observations_per_message": ratio(self.kept, self.messages),
             "malformed_batches": self.malformed_batches,
-        }  # fmt: skip
+        }
 
 
 async def score_trace(

@@ -45,7 +45,12 @@ def read_references(path: Path) -> dict[RefKey, list[Reference]]:
                 for entry in facts if isinstance(facts, list) else []:
                     if not isinstance(entry, list) or not entry or not isinstance(entry[0], str):
                         continue
-                    ref = Reference(case, session, slug(str(speaker)), entry[0].strip(),
-                                    parse_evidence(entry[1] if len(entry) > 1 else []))  # fmt: skip
+                    ref = Reference(
+                        case,
+                        session,
+                        slug(str(speaker)),
+                        entry[0].strip(),
+                        parse_evidence(entry[1] if len(entry) > 1 else []),
+                    )
                     out.setdefault((ref.case_id, ref.session_id, ref.speaker), []).append(ref)
     return out

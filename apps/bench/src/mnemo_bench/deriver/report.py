@@ -26,14 +26,32 @@ def table(rows: Mapping[str, Mapping[str, Any]], columns: Sequence[str]) -> str:
 
 
 OFFLINE_COLUMNS = (
-    "gold", "covered", "partial", "R", "R_w", "F1", "grounding_precision", "kept", "messages",
-    "observations_per_message", "malformed_batches",
-)  # fmt: skip
+    "gold",
+    "covered",
+    "partial",
+    "R",
+    "R_w",
+    "F1",
+    "grounding_precision",
+    "kept",
+    "messages",
+    "observations_per_message",
+    "malformed_batches",
+)
 
 JUDGED_COLUMNS = (
-    "gold", "R", "R_w", "F1", "observations", "quality", "redundant", "fixated", "temporal",
-    "molecular", "faults",
-)  # fmt: skip
+    "gold",
+    "R",
+    "R_w",
+    "F1",
+    "observations",
+    "quality",
+    "redundant",
+    "fixated",
+    "temporal",
+    "molecular",
+    "faults",
+)
 
 
 def worst_list(worst: Sequence[Mapping[str, Any]], n: int = 20) -> str:

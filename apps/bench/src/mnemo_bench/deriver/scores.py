@@ -62,9 +62,12 @@ class Coverage:
 
     def __add__(self, other: Coverage) -> Coverage:
         return Coverage(
-            self.gold + other.gold, self.covered + other.covered, self.partial + other.partial,
-            self.weight + other.weight, self.credit + other.credit,
-        )  # fmt: skip
+            self.gold + other.gold,
+            self.covered + other.covered,
+            self.partial + other.partial,
+            self.weight + other.weight,
+            self.credit + other.credit,
+        )
 
 
 def coverage(labels: Iterable[tuple[Importance, Label]]) -> Coverage:
@@ -95,8 +98,14 @@ class Quality:
         return Quality(*(a + b for a, b in zip(self._tuple(), other._tuple(), strict=True)))
 
     def _tuple(self) -> tuple[int, ...]:
-        return (self.observations, self.valid, self.flagged, self.temporal, self.redundant,
-                self.fixated)  # fmt: skip
+        return (
+            self.observations,
+            self.valid,
+            self.flagged,
+            self.temporal,
+            self.redundant,
+            self.fixated,
+        )
 
 
 def invalid(flags: Sequence[bool], temporal_confused: bool) -> bool:

@@ -137,9 +137,13 @@ def new_trace(case: Case, session: Session, target: str, messages: list[MessageP
 
 
 async def derive_session(
-    model: ChatModel, case: Case, session: Session, target: str, settings: DeriverSettings,
+    model: ChatModel,
+    case: Case,
+    session: Session,
+    target: str,
+    settings: DeriverSettings,
     count: TokenCounter,
-) -> Trace:  # fmt: skip
+) -> Trace:
     """The deriver's trace of ``target`` in one session."""
     messages = session_messages(case, session, count)
     position = {m.message_id: i for i, m in enumerate(messages)}

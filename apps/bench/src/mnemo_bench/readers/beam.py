@@ -57,8 +57,13 @@ def _sessions(chat: list[dict[str, Any]]) -> tuple[Session, ...]:
                 at = anchor + timedelta(minutes=minute)
                 minute += 1
                 turns.append(Turn(str(msg["id"]), str(msg["role"]), str(msg["content"]), at))
-        sessions.append(Session(id=f"batch-{batch.get('batch_number', len(sessions) + 1)}",
-                                at=start, turns=tuple(turns)))  # fmt: skip
+        sessions.append(
+            Session(
+                id=f"batch-{batch.get('batch_number', len(sessions) + 1)}",
+                at=start,
+                turns=tuple(turns),
+            )
+        )
     return tuple(sessions)
 
 

@@ -50,8 +50,9 @@ def longmemeval_case(item: dict[str, Any]) -> Case:
         asked_at=parse_lme_date(item.get("question_date")),
         abstention=qid.endswith("_abs"),
     )
-    return Case(id=qid, speakers=("user", "assistant"), sessions=tuple(sessions),
-                questions=(question,))  # fmt: skip
+    return Case(
+        id=qid, speakers=("user", "assistant"), sessions=tuple(sessions), questions=(question,)
+    )
 
 
 def read_longmemeval(path: Path) -> list[Case]:

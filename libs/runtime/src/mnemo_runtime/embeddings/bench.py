@@ -13,9 +13,19 @@ from typing import TypedDict
 from mnemo_runtime.embeddings.ports import Embedder
 
 _PEOPLE = (
-    "Alice", "Bob", "My manager", "The new intern", "Priya", "Our landlord", "Dr. Okafor",
-    "My sister", "The support team", "Jonas", "Mei", "The client from Lyon",
-)  # fmt: skip
+    "Alice",
+    "Bob",
+    "My manager",
+    "The new intern",
+    "Priya",
+    "Our landlord",
+    "Dr. Okafor",
+    "My sister",
+    "The support team",
+    "Jonas",
+    "Mei",
+    "The client from Lyon",
+)
 _CLAUSES = (
     "prefers short answers and hates long email threads",
     "asked me to move the quarterly review to next Thursday afternoon",

@@ -141,12 +141,17 @@ class PgVectorIndex:
             return
         rows = [
             (
-                p.id, p.payload.workspace, p.payload.observer, p.payload.observed, p.payload.level,
-                p.payload.session_id, float(p.payload.created_at),
+                p.id,
+                p.payload.workspace,
+                p.payload.observer,
+                p.payload.observed,
+                p.payload.level,
+                p.payload.session_id,
+                float(p.payload.created_at),
                 vector_literal(check_vector(p.vector, self._dimension)),
             )
             for p in points
-        ]  # fmt: skip
+        ]
         sql = (
             f"INSERT INTO {self._table} (id, workspace, observer, observed, level, session_id,"
             " created_at, embedding) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
@@ -288,6 +293,10 @@ def _where(
 def _payload(scope: Scope, r: dict[str, Any]) -> ObservationPayload:
     level: Level = r["level"]
     return ObservationPayload(
-        workspace=scope.workspace, observer=scope.observer, observed=scope.observed,
-        level=level, created_at=float(r["created_at"]), session_id=r["session_id"],
-    )  # fmt: skip
+        workspace=scope.workspace,
+        observer=scope.observer,
+        observed=scope.observed,
+        level=level,
+        created_at=float(r["created_at"]),
+        session_id=r["session_id"],
+    )

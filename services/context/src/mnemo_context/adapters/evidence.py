@@ -45,21 +45,34 @@ _MESSAGE = TypeAdapter(ContextMessage)
 def _passage_json(r: list[Any]) -> PassageHit:
     """A passage from ``lists.passages_json``'s array."""
     return PassageHit(
-        message_id=r[0], passage=r[1], peer_id=r[2], created_at=datetime.fromisoformat(r[3]),
-        start=r[4], end=r[5], parts=r[6], score=float(r[7]),
-    )  # fmt: skip
+        message_id=r[0],
+        passage=r[1],
+        peer_id=r[2],
+        created_at=datetime.fromisoformat(r[3]),
+        start=r[4],
+        end=r[5],
+        parts=r[6],
+        score=float(r[7]),
+    )
 
 
 def _observation_json(r: list[Any]) -> ObservationRow:
     """An observation from ``lists.rows_json``'s array."""
     observed_at = r[7]
     return ObservationRow(
-        id=r[0], level=r[1], content=r[2], observer=r[3], observed=r[4], session_id=r[5],
+        id=r[0],
+        level=r[1],
+        content=r[2],
+        observer=r[3],
+        observed=r[4],
+        session_id=r[5],
         created_at=datetime.fromisoformat(r[6]),
         observed_at=datetime.fromisoformat(observed_at) if observed_at else None,
-        premise_ids=tuple(r[8] or ()), source_message_ids=tuple(dict.fromkeys(r[11] or ())),
-        times_derived=r[9], token_count=r[10],
-    )  # fmt: skip
+        premise_ids=tuple(r[8] or ()),
+        source_message_ids=tuple(dict.fromkeys(r[11] or ())),
+        times_derived=r[9],
+        token_count=r[10],
+    )
 
 
 class PostgresEvidence:

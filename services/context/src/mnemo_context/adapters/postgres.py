@@ -30,11 +30,16 @@ _SUMMARIZED = f"SELECT coalesce(min(message_seq), 0)::bigint AS after FROM {_NEW
 MSG_JSON = ", ".join(
     f"'{key}', {column}"
     for key, column in (
-        ("id", "id"), ("content", "content"), ("peer_id", "peer_id"),
-        ("session_id", "session_id"), ("workspace_id", "workspace"), ("metadata", "metadata"),
-        ("created_at", "created_at"), ("token_count", "token_count"),
+        ("id", "id"),
+        ("content", "content"),
+        ("peer_id", "peer_id"),
+        ("session_id", "session_id"),
+        ("workspace_id", "workspace"),
+        ("metadata", "metadata"),
+        ("created_at", "created_at"),
+        ("token_count", "token_count"),
     )
-)  # fmt: skip
+)
 OBS_COLS = "id, level, content, token_count"
 LIVE = "workspace = %s AND observer = %s AND observed = %s AND deleted_at IS NULL"
 
@@ -52,9 +57,12 @@ def to_messages(rows: list[Row]) -> list[ContextMessage]:
 
 def _summary(r: Row) -> StoredSummary:
     summary = ContextSummary(
-        content=r["content"], message_id=r["message_id"], summary_type=r["summary_type"],
-        created_at=r["created_at"], token_count=r["token_count"],
-    )  # fmt: skip
+        content=r["content"],
+        message_id=r["message_id"],
+        summary_type=r["summary_type"],
+        created_at=r["created_at"],
+        token_count=r["token_count"],
+    )
     return StoredSummary(summary, r["message_seq"])
 
 
@@ -115,9 +123,15 @@ class PostgresReads:
             f" (SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
             " FROM messages WHERE workspace = %(ws)s AND session_id = %(sid)s"
             " AND seq BETWEEN lo AND hi) AS window FROM taken",
-            {"ws": ws, "sid": session_id, "after": after_seq, "before": before_seq,
-             "limit": limit, "budget": budget},
-        )  # fmt: skip
+            {
+                "ws": ws,
+                "sid": session_id,
+                "after": after_seq,
+                "before": before_seq,
+                "limit": limit,
+                "budget": budget,
+            },
+        )
         row = rows[0]
         return WindowPage(
             messages=_MESSAGES.validate_json(row["window"]),

@@ -21,9 +21,13 @@ class HttpReranker:
     """Scores texts against a query with a reranking server; every text gets a score."""
 
     def __init__(
-        self, url: str, *, api_key: SecretStr | None = None, client: httpx.AsyncClient | None = None,
+        self,
+        url: str,
+        *,
+        api_key: SecretStr | None = None,
+        client: httpx.AsyncClient | None = None,
         timeout_s: float = 5.0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         headers = {"Authorization": f"Bearer {api_key.get_secret_value()}"} if api_key else {}
         self._url = url.rstrip("/") + "/rerank"
         self._client = client or httpx.AsyncClient(timeout=timeout_s)

@@ -42,17 +42,24 @@ async def consume(
 ) -> None:
     """Feed the service from the partitions ``leases`` gives this replica, until ``stop``."""
     feeds = PartitionFeeds(
-        subjects.DERIVER, js, lambda p: consumer(settings, p), service.deliver, service.release,
-        dead, settings.fetch_batch,
-    )  # fmt: skip
+        subjects.DERIVER,
+        js,
+        lambda p: consumer(settings, p),
+        service.deliver,
+        service.release,
+        dead,
+        settings.fetch_batch,
+    )
     leases.add(feeds)
     ticker = asyncio.create_task(_tick(service, stop))
     redrives = asyncio.create_task(
         redrive_loop(
-            dead, lambda letter: _redrive(js, service, letter), stop,
+            dead,
+            lambda letter: _redrive(js, service, letter),
+            stop,
             wanted=lambda letter: letter_partition(letter, leases.partitions) in feeds.partitions,
         )
-    )  # fmt: skip
+    )
     try:
         await stop.wait()
     finally:
@@ -84,8 +91,12 @@ async def _redrive(js: JetStreamContext, service: DeriverService, letter: dict[s
         # An event that did not decode when delivered: derive it for every representation.
         for seq, event in events:
             for rep in event.representations:
-                scoped = {**letter, "observer": rep.observer, "observed": rep.observed,
-                          "workspace": event.workspace}  # fmt: skip
+                scoped = {
+                    **letter,
+                    "observer": rep.observer,
+                    "observed": rep.observed,
+                    "workspace": event.workspace,
+                }
                 await service.redrive(scoped, [(seq, event)])
         return
     await service.redrive(letter, events)

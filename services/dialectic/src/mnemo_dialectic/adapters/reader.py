@@ -29,35 +29,55 @@ VISIBLE = (
 
 def _obs(r: dict[str, Any]) -> Obs:
     return Obs(
-        id=r["id"], level=r["level"], content=r["content"], created_at=r["created_at"],
-        observer=r["observer"], observed=r["observed"], session_id=r["session_id"],
-        observed_at=r.get("observed_at"), premise_ids=tuple(r["premise_ids"]),
+        id=r["id"],
+        level=r["level"],
+        content=r["content"],
+        created_at=r["created_at"],
+        observer=r["observer"],
+        observed=r["observed"],
+        session_id=r["session_id"],
+        observed_at=r.get("observed_at"),
+        premise_ids=tuple(r["premise_ids"]),
         source_message_ids=tuple(r["source_message_ids"]),
-    )  # fmt: skip
+    )
 
 
 def _msg(r: dict[str, Any]) -> Msg:
     return Msg(
-        id=r["id"], session_id=r["session_id"], peer_id=r["peer_id"], content=r["content"],
-        created_at=r["created_at"], seq=r["seq"],
-    )  # fmt: skip
+        id=r["id"],
+        session_id=r["session_id"],
+        peer_id=r["peer_id"],
+        content=r["content"],
+        created_at=r["created_at"],
+        seq=r["seq"],
+    )
 
 
 def _ranked_obs(o: RankedObservation) -> Obs:
     return Obs(
-        id=o.id, level=o.level, content=o.content, created_at=o.created_at, observer=o.observer,
-        observed=o.observed, session_id=o.session_id, observed_at=o.observed_at,
-        premise_ids=tuple(o.premise_ids), source_message_ids=tuple(o.source_message_ids),
+        id=o.id,
+        level=o.level,
+        content=o.content,
+        created_at=o.created_at,
+        observer=o.observer,
+        observed=o.observed,
+        session_id=o.session_id,
+        observed_at=o.observed_at,
+        premise_ids=tuple(o.premise_ids),
+        source_message_ids=tuple(o.source_message_ids),
         distance=o.distance,
-    )  # fmt: skip
+    )
 
 
 def _ranked_msg(r: RankedMessage) -> Msg:
     m = r.message
     return Msg(
-        id=m.id, session_id=m.session_id, peer_id=m.peer_id, content=m.content,
+        id=m.id,
+        session_id=m.session_id,
+        peer_id=m.peer_id,
+        content=m.content,
         created_at=m.created_at,
-    )  # fmt: skip
+    )
 
 
 def _like(text: str) -> str:
@@ -102,11 +122,16 @@ class PgScopeReader:
         found = await self._retrieval.retrieve(
             scope.workspace,
             RetrievalQuery(
-                query=text, observer=scope.observer, observed=scope.observed,
-                sessions=None if sessions is None else sorted(sessions), levels=list(levels) if levels else None, messages=0,
-                observations=limit, max_distance=max_distance,
+                query=text,
+                observer=scope.observer,
+                observed=scope.observed,
+                sessions=None if sessions is None else sorted(sessions),
+                levels=list(levels) if levels else None,
+                messages=0,
+                observations=limit,
+                max_distance=max_distance,
             ),
-        )  # fmt: skip
+        )
         return [_ranked_obs(o) for o in found.observations]
 
     async def search_messages(
@@ -116,10 +141,13 @@ class PgScopeReader:
         found = await self._retrieval.retrieve(
             scope.workspace,
             RetrievalQuery(
-                query=text, observer=scope.observer, observed=scope.observed,
-                sessions=None if sessions is None else sorted(sessions), messages=limit,
+                query=text,
+                observer=scope.observer,
+                observed=scope.observed,
+                sessions=None if sessions is None else sorted(sessions),
+                messages=limit,
             ),
-        )  # fmt: skip
+        )
         return [_ranked_msg(m) for m in found.messages]
 
     async def observations(
@@ -196,8 +224,12 @@ class PgScopeReader:
             f"({same} AND seq < %(seq)s ORDER BY seq DESC LIMIT %(before)s)"
             f" UNION ALL ({same} AND seq >= %(seq)s ORDER BY seq LIMIT %(after)s) ORDER BY seq",
             self._params(
-                scope, sessions, of=message.session_id, seq=message.seq, before=window,
+                scope,
+                sessions,
+                of=message.session_id,
+                seq=message.seq,
+                before=window,
                 after=window + 1,
             ),
-        )  # fmt: skip
+        )
         return [_msg(r) for r in rows]

@@ -261,8 +261,11 @@ async def redrive(js: JetStreamContext, letter: dict[str, Any]) -> None:
     await EventPublisher(js).publish(
         [
             DreamDue(
-                workspace=letter["workspace"], observer=letter["observer"],
-                observed=letter["observed"], reason="requested", due_at=utcnow(),
+                workspace=letter["workspace"],
+                observer=letter["observer"],
+                observed=letter["observed"],
+                reason="requested",
+                due_at=utcnow(),
             )
         ]
-    )  # fmt: skip
+    )

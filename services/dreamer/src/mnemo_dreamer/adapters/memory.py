@@ -87,10 +87,14 @@ class PgMemory:
         found = await self._retrieval.retrieve(
             scope.workspace,
             RetrievalQuery(
-                query=query, observer=scope.observer, observed=scope.observed, messages=0,
-                observations=limit, levels=cast(list[Level], list(levels)) or None,
+                query=query,
+                observer=scope.observer,
+                observed=scope.observed,
+                messages=0,
+                observations=limit,
+                levels=cast(list[Level], list(levels)) or None,
             ),
-        )  # fmt: skip
+        )
         # Read back through the store, which gives the specialists every field they weigh.
         return await self.get(scope, [o.id for o in found.observations])
 

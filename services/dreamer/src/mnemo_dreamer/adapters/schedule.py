@@ -101,9 +101,16 @@ class PgSchedule:
         await conn.execute(
             "UPDATE dream_schedule SET explicit_at_last_dream = %s, last_dream_at = %s,"
             f" due_at = %s, due_event_id = %s WHERE {_KEY}",
-            (s.explicit_at_last_dream, s.last_dream_at, s.due_at, s.due_event_id,
-             s.workspace, s.observer, s.observed),
-        )  # fmt: skip
+            (
+                s.explicit_at_last_dream,
+                s.last_dream_at,
+                s.due_at,
+                s.due_event_id,
+                s.workspace,
+                s.observer,
+                s.observed,
+            ),
+        )
 
     @asynccontextmanager
     async def lock(self, scope: Scope) -> AsyncIterator[bool]:

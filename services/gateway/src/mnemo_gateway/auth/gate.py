@@ -81,8 +81,10 @@ def secured(schema: dict[str, Any]) -> dict[str, Any]:
     if "bearer" in components.get("securitySchemes", {}):
         return schema  # FastAPI caches the document: it is marked once
     components.setdefault("securitySchemes", {})["bearer"] = {
-        "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-    }  # fmt: skip
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+    }
     for path, operations in schema.get("paths", {}).items():
         for method, operation in operations.items():
             rule = rule_of((method.upper(), path))

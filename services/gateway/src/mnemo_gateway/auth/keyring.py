@@ -83,11 +83,14 @@ class _Payload(BaseModel):
 
     def claims(self) -> Claims:
         scope = (
-            KeyScope.ADMIN if self.ad
-            else KeyScope.PEER if self.p is not None
-            else KeyScope.SESSION if self.s is not None
+            KeyScope.ADMIN
+            if self.ad
+            else KeyScope.PEER
+            if self.p is not None
+            else KeyScope.SESSION
+            if self.s is not None
             else KeyScope.WORKSPACE
-        )  # fmt: skip
+        )
         return Claims(self.jti, scope, self.w, self.p, self.s, self.exp)
 
 

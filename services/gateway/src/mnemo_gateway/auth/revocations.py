@@ -42,9 +42,12 @@ class Revocations:
     async def start(self, timeout: float = 10.0) -> None:
         """Read every revocation in the log, then follow new ones."""
         self._sub = await self._js.subscribe(
-            STORED_KEY_EVENTS, stream=subjects.STREAM, cb=self._on_event, ordered_consumer=True,
+            STORED_KEY_EVENTS,
+            stream=subjects.STREAM,
+            cb=self._on_event,
+            ordered_consumer=True,
             deliver_policy=DeliverPolicy.ALL,
-        )  # fmt: skip
+        )
         try:
             last = (await self._js.get_last_msg(subjects.STREAM, STORED_KEY_EVENTS)).seq or 0
         except NotFoundError:

@@ -27,9 +27,12 @@ DEFAULT_PAGE_SIZE = 50
 
 # Collection segment of a resource name -> the path parameter HTTP calls its id.
 _SEGMENTS = {
-    "workspaces": "workspace_id", "peers": "peer_id", "sessions": "session_id",
-    "messages": "message_id", "conclusions": "conclusion_id",
-}  # fmt: skip
+    "workspaces": "workspace_id",
+    "peers": "peer_id",
+    "sessions": "session_id",
+    "messages": "message_id",
+    "conclusions": "conclusion_id",
+}
 
 
 def ids_of(name: str, pattern: str, field: str = "name") -> dict[str, str]:
@@ -119,34 +122,52 @@ def next_token(page: int, pages: int) -> str:
 
 def workspace(w: WorkspaceOut) -> pb.Workspace:
     return pb.Workspace(
-        name=f"workspaces/{w.id}", id=w.id, uid=w.uid, metadata=to_struct(w.metadata),
-        configuration=to_struct(w.configuration), create_time=to_time(w.created_at),
-    )  # fmt: skip
+        name=f"workspaces/{w.id}",
+        id=w.id,
+        uid=w.uid,
+        metadata=to_struct(w.metadata),
+        configuration=to_struct(w.configuration),
+        create_time=to_time(w.created_at),
+    )
 
 
 def peer(p: PeerOut) -> pb.Peer:
     return pb.Peer(
-        name=f"workspaces/{p.workspace_id}/peers/{p.id}", id=p.id, uid=p.uid,
-        workspace_id=p.workspace_id, metadata=to_struct(p.metadata),
-        configuration=to_struct(p.configuration), create_time=to_time(p.created_at),
-    )  # fmt: skip
+        name=f"workspaces/{p.workspace_id}/peers/{p.id}",
+        id=p.id,
+        uid=p.uid,
+        workspace_id=p.workspace_id,
+        metadata=to_struct(p.metadata),
+        configuration=to_struct(p.configuration),
+        create_time=to_time(p.created_at),
+    )
 
 
 def session(s: SessionOut) -> pb.Session:
     return pb.Session(
-        name=f"workspaces/{s.workspace_id}/sessions/{s.id}", id=s.id, uid=s.uid,
-        workspace_id=s.workspace_id, is_active=s.is_active, metadata=to_struct(s.metadata),
-        configuration=to_struct(s.configuration), create_time=to_time(s.created_at),
-    )  # fmt: skip
+        name=f"workspaces/{s.workspace_id}/sessions/{s.id}",
+        id=s.id,
+        uid=s.uid,
+        workspace_id=s.workspace_id,
+        is_active=s.is_active,
+        metadata=to_struct(s.metadata),
+        configuration=to_struct(s.configuration),
+        create_time=to_time(s.created_at),
+    )
 
 
 def message(m: MessageOut) -> pb.Message:
     return pb.Message(
-        name=f"workspaces/{m.workspace_id}/sessions/{m.session_id}/messages/{m.id}", id=m.id,
-        content=m.content, peer_id=m.peer_id, session_id=m.session_id,
-        workspace_id=m.workspace_id, metadata=to_struct(m.metadata),
-        create_time=to_time(m.created_at), token_count=m.token_count,
-    )  # fmt: skip
+        name=f"workspaces/{m.workspace_id}/sessions/{m.session_id}/messages/{m.id}",
+        id=m.id,
+        content=m.content,
+        peer_id=m.peer_id,
+        session_id=m.session_id,
+        workspace_id=m.workspace_id,
+        metadata=to_struct(m.metadata),
+        create_time=to_time(m.created_at),
+        token_count=m.token_count,
+    )
 
 
 def mask_allows(mask: Any, field: str, given: bool) -> bool:

@@ -34,10 +34,13 @@ def _evidence(value: Any) -> struct_pb2.Struct | None:
 
 def _body(request: Any, stream: bool) -> ChatBody:
     return ChatBody(
-        query=request.query, session_id=cv.optional(request, "session_id"),
-        target=cv.optional(request, "target"), stream=stream,
-        reasoning_level=request.reasoning_level or "low", include_evidence=request.include_evidence,
-    )  # fmt: skip
+        query=request.query,
+        session_id=cv.optional(request, "session_id"),
+        target=cv.optional(request, "target"),
+        stream=stream,
+        reasoning_level=request.reasoning_level or "low",
+        include_evidence=request.include_evidence,
+    )
 
 
 def _timeout(context: Any) -> float:

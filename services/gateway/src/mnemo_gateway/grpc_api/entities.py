@@ -45,8 +45,11 @@ def _update(model: type[Any], request: Any) -> Any:
     fields = {}
     for field in ("metadata", "configuration"):
         value = cv.struct_of(request, field)
-        if cv.mask_allows(request.update_mask if request.HasField("update_mask") else None,
-                          field, value is not None):  # fmt: skip
+        if cv.mask_allows(
+            request.update_mask if request.HasField("update_mask") else None,
+            field,
+            value is not None,
+        ):
             fields[field] = value if value is not None else {}
     return model(**fields)
 
@@ -69,9 +72,10 @@ def workspace_servicer(svc: Services, calls: Calls) -> workspaces_pb2_grpc.Works
         @calls.unary("GetOrCreateWorkspace", lambda r: {"workspace_id": r.workspace_id})
         async def GetOrCreateWorkspace(self, request: Any, context: Any) -> Any:
             body = api.WorkspaceCreate(
-                id=request.workspace_id, metadata=cv.struct_of(request, "metadata"),
+                id=request.workspace_id,
+                metadata=cv.struct_of(request, "metadata"),
                 configuration=cv.struct_of(request, "configuration"),
-            )  # fmt: skip
+            )
             response = Response()
             out = await workspaces.get_or_create_workspace(body, svc, response)
             return wp.GetOrCreateWorkspaceResponse(
@@ -92,8 +96,9 @@ def workspace_servicer(svc: Services, calls: Calls) -> workspaces_pb2_grpc.Works
             page = await workspaces.list_workspaces(svc, paging, _list_body(request))
             return wp.ListWorkspacesResponse(
                 workspaces=[cv.workspace(w) for w in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
         @calls.unary("DeleteWorkspace", _name(W))
         async def DeleteWorkspace(self, request: Any, context: Any) -> Any:
@@ -109,9 +114,10 @@ def peer_servicer(svc: Services, calls: Calls) -> peers_pb2_grpc.PeerServiceServ
         async def GetOrCreatePeer(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             body = api.PeerCreate(
-                id=request.peer_id, metadata=cv.struct_of(request, "metadata"),
+                id=request.peer_id,
+                metadata=cv.struct_of(request, "metadata"),
                 configuration=cv.struct_of(request, "configuration"),
-            )  # fmt: skip
+            )
             response = Response()
             out = await peers.get_or_create_peer(ws, body, svc, response)
             return pp.GetOrCreatePeerResponse(
@@ -132,8 +138,9 @@ def peer_servicer(svc: Services, calls: Calls) -> peers_pb2_grpc.PeerServiceServ
             page = await peers.list_peers(ws, svc, paging, _list_body(request))
             return pp.ListPeersResponse(
                 peers=[cv.peer(p) for p in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
         @calls.unary("ListPeerSessions", _name(P))
         async def ListPeerSessions(self, request: Any, context: Any) -> Any:
@@ -144,8 +151,9 @@ def peer_servicer(svc: Services, calls: Calls) -> peers_pb2_grpc.PeerServiceServ
             )
             return pp.ListPeerSessionsResponse(
                 sessions=[cv.session(s) for s in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
     return Peers()
 
@@ -156,10 +164,11 @@ def session_servicer(svc: Services, calls: Calls) -> sessions_pb2_grpc.SessionSe
         async def GetOrCreateSession(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             body = api.SessionCreate(
-                id=request.session_id, metadata=cv.struct_of(request, "metadata"),
+                id=request.session_id,
+                metadata=cv.struct_of(request, "metadata"),
                 configuration=cv.struct_of(request, "configuration"),
                 peers=_peer_configs(request.peers) or None,
-            )  # fmt: skip
+            )
             response = Response()
             out = await sessions.get_or_create_session(ws, body, svc, response)
             return sp.GetOrCreateSessionResponse(
@@ -180,8 +189,9 @@ def session_servicer(svc: Services, calls: Calls) -> sessions_pb2_grpc.SessionSe
             page = await sessions.list_sessions(ws, svc, paging, _list_body(request))
             return sp.ListSessionsResponse(
                 sessions=[cv.session(s) for s in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
         @calls.unary("DeleteSession", _name(S))
         async def DeleteSession(self, request: Any, context: Any) -> Any:
@@ -214,8 +224,9 @@ def session_servicer(svc: Services, calls: Calls) -> sessions_pb2_grpc.SessionSe
             )
             return sp.ListSessionPeersResponse(
                 peers=[cv.peer(p) for p in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
         @calls.unary("GetSessionPeerConfig", _name(MEMBER))
         async def GetSessionPeerConfig(self, request: Any, context: Any) -> Any:

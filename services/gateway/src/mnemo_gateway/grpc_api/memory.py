@@ -31,20 +31,29 @@ WATCH_EVERY_S = 0.25
 
 def _conclusion(r: conclusions.ConclusionOut, ws: str) -> pb.Conclusion:
     return pb.Conclusion(
-        name=f"workspaces/{ws}/conclusions/{r.id}", id=r.id, content=r.content,
-        observer_id=r.observer_id, observed_id=r.observed_id, session_id=r.session_id,
-        level=r.level, source_ids=r.source_ids, times_derived=r.times_derived,
+        name=f"workspaces/{ws}/conclusions/{r.id}",
+        id=r.id,
+        content=r.content,
+        observer_id=r.observer_id,
+        observed_id=r.observed_id,
+        session_id=r.session_id,
+        level=r.level,
+        source_ids=r.source_ids,
+        times_derived=r.times_derived,
         create_time=cv.to_time(r.created_at),
-    )  # fmt: skip
+    )
 
 
 def _summary(s: SummaryOut | None) -> pb.Summary | None:
     if s is None:
         return None
     return pb.Summary(
-        content=s.content, message_id=s.message_id, summary_type=s.summary_type,
-        create_time=cv.to_time(cv.parse_time(s.created_at)), token_count=s.token_count,
-    )  # fmt: skip
+        content=s.content,
+        message_id=s.message_id,
+        summary_type=s.summary_type,
+        create_time=cv.to_time(cv.parse_time(s.created_at)),
+        token_count=s.token_count,
+    )
 
 
 def _id(value: str | None, field: str) -> str | None:
@@ -73,13 +82,15 @@ def conclusion_servicer(
                 {
                     "conclusions": [
                         {
-                            "content": c.content, "observer_id": c.observer_id,
-                            "observed_id": c.observed_id, "session_id": cv.optional(c, "session_id"),
+                            "content": c.content,
+                            "observer_id": c.observer_id,
+                            "observed_id": c.observed_id,
+                            "session_id": cv.optional(c, "session_id"),
                         }
                         for c in request.conclusions
                     ]
                 }
-            )  # fmt: skip
+            )
             out = await conclusions.create_conclusions(ws, body, svc)
             return cp.CreateConclusionsResponse(conclusions=[_conclusion(c, ws) for c in out])
 
@@ -92,16 +103,19 @@ def conclusion_servicer(
             page: Page[Any] = await conclusions.list_conclusions(ws, svc, paging, body)
             return cp.ListConclusionsResponse(
                 conclusions=[_conclusion(c, ws) for c in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
         @calls.unary("QueryConclusions", lambda r: cv.ids_of(r.parent, W, "parent"))
         async def QueryConclusions(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             body = conclusions.ConclusionQuery(
-                query=request.query, top_k=request.top_k or 10,
-                distance=cv.optional(request, "distance"), filters=cv.struct_of(request, "filter"),
-            )  # fmt: skip
+                query=request.query,
+                top_k=request.top_k or 10,
+                distance=cv.optional(request, "distance"),
+                filters=cv.struct_of(request, "filter"),
+            )
             out = await conclusions.query_conclusions(ws, body, svc)
             return cp.QueryConclusionsResponse(conclusions=[_conclusion(c, ws) for c in out])
 
@@ -128,26 +142,33 @@ def context_servicer(svc: Services, calls: Calls) -> context_pb2_grpc.ContextSer
             tokens = cv.optional(request, "tokens")
             summary = cv.optional(request, "summary")
             out = await context.session_context(
-                ids["workspace_id"], ids["session_id"], svc,
+                ids["workspace_id"],
+                ids["session_id"],
+                svc,
                 tokens=DEFAULT_CONTEXT_TOKENS if tokens is None else tokens,
                 summary=True if summary is None else summary,
                 peer_target=_id(cv.optional(request, "peer_target"), "peer_target"),
                 peer_perspective=_id(cv.optional(request, "peer_perspective"), "peer_perspective"),
-                limit_to_session=request.limit_to_session, **_rep(request.representation),
-            )  # fmt: skip
+                limit_to_session=request.limit_to_session,
+                **_rep(request.representation),
+            )
             return xp.GetSessionContextResponse(
-                id=out.id, messages=[cv.message(m) for m in out.messages],
-                summary=_summary(out.summary), peer_representation=out.peer_representation,
-                peer_card=out.peer_card or [], has_peer_card=out.peer_card is not None,
-            )  # fmt: skip
+                id=out.id,
+                messages=[cv.message(m) for m in out.messages],
+                summary=_summary(out.summary),
+                peer_representation=out.peer_representation,
+                peer_card=out.peer_card or [],
+                has_peer_card=out.peer_card is not None,
+            )
 
         @calls.unary("GetPeerRepresentation", lambda r: cv.ids_of(r.name, P))
         async def GetPeerRepresentation(self, request: Any, context_: Any) -> Any:
             ids = cv.ids_of(request.name, P)
             body = context.PeerRepresentationIn(
                 session_id=cv.optional(request, "session_id"),
-                target=cv.optional(request, "target"), **_rep(request.representation),
-            )  # fmt: skip
+                target=cv.optional(request, "target"),
+                **_rep(request.representation),
+            )
             out = await context.peer_representation(ids["workspace_id"], ids["peer_id"], body, svc)
             return xp.GetPeerRepresentationResponse(representation=out.representation)
 
@@ -155,21 +176,29 @@ def context_servicer(svc: Services, calls: Calls) -> context_pb2_grpc.ContextSer
         async def GetPeerContext(self, request: Any, context_: Any) -> Any:
             ids = cv.ids_of(request.name, P)
             out = await context.peer_context(
-                ids["workspace_id"], ids["peer_id"], svc,
-                target=_id(cv.optional(request, "target"), "target"), **_rep(request.representation),
-            )  # fmt: skip
+                ids["workspace_id"],
+                ids["peer_id"],
+                svc,
+                target=_id(cv.optional(request, "target"), "target"),
+                **_rep(request.representation),
+            )
             return xp.GetPeerContextResponse(
-                peer_id=out.peer_id, target_id=out.target_id, representation=out.representation,
-                peer_card=out.peer_card or [], has_peer_card=out.peer_card is not None,
-            )  # fmt: skip
+                peer_id=out.peer_id,
+                target_id=out.target_id,
+                representation=out.representation,
+                peer_card=out.peer_card or [],
+                has_peer_card=out.peer_card is not None,
+            )
 
         @calls.unary("GetPeerCard", lambda r: cv.ids_of(r.name, P))
         async def GetPeerCard(self, request: Any, context_: Any) -> Any:
             ids = cv.ids_of(request.name, P)
             out = await cards.get_peer_card(
-                ids["workspace_id"], ids["peer_id"], svc,
+                ids["workspace_id"],
+                ids["peer_id"],
+                svc,
                 target=_id(cv.optional(request, "target"), "target"),
-            )  # fmt: skip
+            )
             card = out.peer_card
             return xp.GetPeerCardResponse(peer_card=card or [], has_peer_card=card is not None)
 
@@ -177,9 +206,12 @@ def context_servicer(svc: Services, calls: Calls) -> context_pb2_grpc.ContextSer
         async def SetPeerCard(self, request: Any, context_: Any) -> Any:
             ids = cv.ids_of(request.name, P)
             out = await cards.set_peer_card(
-                ids["workspace_id"], ids["peer_id"], cards.PeerCardIn(peer_card=list(request.peer_card)),
-                svc, target=_id(cv.optional(request, "target"), "target"),
-            )  # fmt: skip
+                ids["workspace_id"],
+                ids["peer_id"],
+                cards.PeerCardIn(peer_card=list(request.peer_card)),
+                svc,
+                target=_id(cv.optional(request, "target"), "target"),
+            )
             card = out.peer_card
             return xp.SetPeerCardResponse(peer_card=card or [], has_peer_card=card is not None)
 
@@ -187,9 +219,10 @@ def context_servicer(svc: Services, calls: Calls) -> context_pb2_grpc.ContextSer
         async def SearchMessages(self, request: Any, context_: Any) -> Any:
             ids = cv.search_scope(request.parent)
             body = context.SearchIn(
-                query=request.query, filters=cv.struct_of(request, "filter"),
+                query=request.query,
+                filters=cv.struct_of(request, "filter"),
                 limit=request.limit or 10,
-            )  # fmt: skip
+            )
             ws = ids["workspace_id"]
             if "session_id" in ids:
                 out = await context.search_session(ws, ids["session_id"], body, svc)
@@ -204,9 +237,10 @@ def context_servicer(svc: Services, calls: Calls) -> context_pb2_grpc.ContextSer
             ids = cv.ids_of(request.name, S)
             out = await summaries.get_summaries(ids["workspace_id"], ids["session_id"], svc)
             return xp.GetSummariesResponse(
-                id=out.id, short_summary=_summary(out.short_summary),
+                id=out.id,
+                short_summary=_summary(out.short_summary),
                 long_summary=_summary(out.long_summary),
-            )  # fmt: skip
+            )
 
     return Context()
 
@@ -232,10 +266,12 @@ def queue_servicer(svc: Services, calls: Calls) -> queue_pb2_grpc.QueueServiceSe
     async def status(request: Any) -> Any:
         ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
         return await queue.queue_status(
-            ws, svc, observer_id=_id(cv.optional(request, "observer_id"), "observer_id"),
+            ws,
+            svc,
+            observer_id=_id(cv.optional(request, "observer_id"), "observer_id"),
             sender_id=_id(cv.optional(request, "sender_id"), "sender_id"),
             session_id=_id(cv.optional(request, "session_id"), "session_id"),
-        )  # fmt: skip
+        )
 
     def reply(kind: Any, got: Any) -> Any:
         return kind(
@@ -271,10 +307,11 @@ def dream_servicer(svc: Services, calls: Calls) -> dreams_pb2_grpc.DreamServiceS
         async def ScheduleDream(self, request: Any, context: Any) -> Any:
             ws = cv.ids_of(request.parent, W, "parent")["workspace_id"]
             body = dreams.ScheduleDreamIn(
-                observer=request.observer, observed=cv.optional(request, "observed"),
+                observer=request.observer,
+                observed=cv.optional(request, "observed"),
                 session_id=cv.optional(request, "session_id"),
                 dream_type=request.dream_type or "omni",
-            )  # fmt: skip
+            )
             await dreams.schedule_dream(ws, body, svc)
             return dp.ScheduleDreamResponse()
 

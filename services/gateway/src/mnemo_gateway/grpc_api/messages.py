@@ -34,7 +34,8 @@ def _batch(request: Any) -> api.MessageBatchCreate:
         {
             "messages": [
                 {
-                    "peer_id": m.peer_id, "content": m.content,
+                    "peer_id": m.peer_id,
+                    "content": m.content,
                     "metadata": cv.struct_of(m, "metadata"),
                     "configuration": cv.struct_of(m, "configuration"),
                     "created_at": cv.time_of(m, "create_time"),
@@ -42,7 +43,7 @@ def _batch(request: Any) -> api.MessageBatchCreate:
                 for m in request.messages
             ]
         }
-    )  # fmt: skip
+    )
 
 
 def message_servicer(svc: Services, calls: Calls) -> messages_pb2_grpc.MessageServiceServicer:
@@ -75,9 +76,10 @@ def message_servicer(svc: Services, calls: Calls) -> messages_pb2_grpc.MessageSe
                 posted = await post(request)
                 stored += 1
                 yield mp.StreamMessagesResponse(
-                    request_id=request.request_id, batches_stored=stored,
+                    request_id=request.request_id,
+                    batches_stored=stored,
                     message_ids=[m.id for m in posted],
-                )  # fmt: skip
+                )
 
         @calls.unary("ListMessages", lambda r: cv.ids_of(r.parent, S, "parent"))
         async def ListMessages(self, request: Any, context: Any) -> Any:
@@ -88,8 +90,9 @@ def message_servicer(svc: Services, calls: Calls) -> messages_pb2_grpc.MessageSe
             )
             return mp.ListMessagesResponse(
                 messages=[cv.message(m) for m in page.items],
-                next_page_token=cv.next_token(paging.page, page.pages), total_size=page.total,
-            )  # fmt: skip
+                next_page_token=cv.next_token(paging.page, page.pages),
+                total_size=page.total,
+            )
 
         @calls.unary("GetMessage", lambda r: cv.ids_of(r.name, M))
         async def GetMessage(self, request: Any, context: Any) -> Any:

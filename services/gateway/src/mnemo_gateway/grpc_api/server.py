@@ -54,9 +54,16 @@ from mnemo_runtime.pg import Pool
 log = get_logger("mnemo.gateway.grpc")
 
 _MODULES = (
-    workspaces_pb2, peers_pb2, sessions_pb2, messages_pb2, conclusions_pb2, context_pb2,
-    dialectic_pb2, queue_pb2, dreams_pb2,
-)  # fmt: skip
+    workspaces_pb2,
+    peers_pb2,
+    sessions_pb2,
+    messages_pb2,
+    conclusions_pb2,
+    context_pb2,
+    dialectic_pb2,
+    queue_pb2,
+    dreams_pb2,
+)
 SERVICE_NAMES = tuple(
     service.full_name
     for module in _MODULES

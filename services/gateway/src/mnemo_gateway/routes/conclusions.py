@@ -67,10 +67,16 @@ class ConclusionList(BaseModel):
 def view(r: dict[str, Any]) -> ConclusionOut:
     """An observation row as a conclusion."""
     return ConclusionOut(
-        id=r["id"], content=r["content"], observer_id=r["observer"], observed_id=r["observed"],
-        session_id=r["session_id"], level=r["level"], source_ids=list(r["premise_ids"]),
-        times_derived=r["times_derived"], created_at=r["created_at"],
-    )  # fmt: skip
+        id=r["id"],
+        content=r["content"],
+        observer_id=r["observer"],
+        observed_id=r["observed"],
+        session_id=r["session_id"],
+        level=r["level"],
+        source_ids=list(r["premise_ids"]),
+        times_derived=r["times_derived"],
+        created_at=r["created_at"],
+    )
 
 
 @router.post("", response_model=list[ConclusionOut], status_code=201)
@@ -125,23 +131,31 @@ async def query_conclusions(
     observer, observed = filters.pop("observer_id", None), filters.pop("observed_id", None)
     if not isinstance(observer, str) or not isinstance(observed, str):
         raise Refusal(
-            422, "filters: observer_id and observed_id are required (a query is always scoped)",
+            422,
+            "filters: observer_id and observed_id are required (a query is always scoped)",
             "filters.observer_id",
-        )  # fmt: skip
+        )
     parse(filters, CONCLUSION_FIELDS)  # the rest in the filter language; refused here if invalid
     sessions = await sessions_of(svc.store, workspace_id, scope=body.scope)
     try:
         query = ObservationSearchQuery(
-            observer=observer, observed=observed, query=body.query, top_k=body.top_k,
-            max_distance=body.distance, sessions=sessions, filters=filters or None,
-        )  # fmt: skip
+            observer=observer,
+            observed=observed,
+            query=body.query,
+            top_k=body.top_k,
+            max_distance=body.distance,
+            sessions=sessions,
+            filters=filters or None,
+        )
     except ValidationError as err:
         raise refusal(err, rename=_QUERY_FIELDS) from err
     found = await rpc.call(
         svc.nc,
         subjects.query_subject(workspace_id, ObservationSearchQuery.KIND),
-        query, ObservationSearchReply, QUERY_TIMEOUT,
-    )  # fmt: skip
+        query,
+        ObservationSearchReply,
+        QUERY_TIMEOUT,
+    )
     hits = found.hits
     rows = await svc.store.all(
         f"SELECT * FROM observations WHERE {LIVE} AND id = ANY(%s)",

@@ -99,16 +99,24 @@ def _build(model: type[R], **fields: Any) -> R:
 
 
 def _slice(
-    search_query: str | None, top_k: int | None, distance: float | None,
-    frequent: bool | None, max_conclusions: int | None, session_id: str | None = None,
+    search_query: str | None,
+    top_k: int | None,
+    distance: float | None,
+    frequent: bool | None,
+    max_conclusions: int | None,
+    session_id: str | None = None,
     sessions: list[str] | None = None,
-) -> RepresentationSlice:  # fmt: skip
+) -> RepresentationSlice:
     return _build(
-        RepresentationSlice, search_query=search_query or None, search_top_k=top_k,
-        search_max_distance=distance, include_most_frequent=bool(frequent),
-        max_conclusions=max_conclusions or DEFAULT_MAX_CONCLUSIONS, session_id=session_id,
+        RepresentationSlice,
+        search_query=search_query or None,
+        search_top_k=top_k,
+        search_max_distance=distance,
+        include_most_frequent=bool(frequent),
+        max_conclusions=max_conclusions or DEFAULT_MAX_CONCLUSIONS,
+        session_id=session_id,
         sessions=sessions,
-    )  # fmt: skip
+    )
 
 
 def _message(m: ContextMessage) -> MessageOut:
@@ -154,14 +162,23 @@ async def session_context(
         svc.store, workspace_id, scope=scope, sessions=sessions, sessions_field="sessions"
     )
     query = _build(
-        ContextQuery, session_id=session_id, tokens=tokens, summary=summary,
-        peer_target=peer_target, peer_perspective=peer_perspective,
-        limit_to_session=limit_to_session, use_card=uses_card(cfg),
+        ContextQuery,
+        session_id=session_id,
+        tokens=tokens,
+        summary=summary,
+        peer_target=peer_target,
+        peer_perspective=peer_perspective,
+        limit_to_session=limit_to_session,
+        use_card=uses_card(cfg),
         slice=_slice(
-            search_query, search_top_k, search_max_distance, include_most_frequent,
-            max_conclusions, sessions=confined,
+            search_query,
+            search_top_k,
+            search_max_distance,
+            include_most_frequent,
+            max_conclusions,
+            sessions=confined,
         ),
-    )  # fmt: skip
+    )
     got = await _ask(svc, workspace_id, query, ContextQuery.KIND, ContextReply)
     return SessionContextOut(
         id=session_id,
@@ -173,9 +190,13 @@ async def session_context(
 
 
 async def _representation(
-    svc: Services, ws: str, observer: str, target: str | None,
-    want: RepresentationSlice, with_card: bool,
-) -> RepresentationReply:  # fmt: skip
+    svc: Services,
+    ws: str,
+    observer: str,
+    target: str | None,
+    want: RepresentationSlice,
+    with_card: bool,
+) -> RepresentationReply:
     await svc.store.peer(ws, observer)
     if target is not None and target != observer:
         await svc.store.peer(ws, target)
@@ -191,13 +212,21 @@ async def peer_representation(
 ) -> RepresentationOut:
     """What this peer believes about ``target`` (itself without one), as markdown."""
     sessions = await sessions_of(
-        svc.store, workspace_id, scope=body.scope, sessions=allowlist(body.filters),
+        svc.store,
+        workspace_id,
+        scope=body.scope,
+        sessions=allowlist(body.filters),
         session_id=body.session_id,
-    )  # fmt: skip
+    )
     want = _slice(
-        body.search_query, body.search_top_k, body.search_max_distance,
-        body.include_most_frequent, body.max_conclusions, body.session_id, sessions,
-    )  # fmt: skip
+        body.search_query,
+        body.search_top_k,
+        body.search_max_distance,
+        body.include_most_frequent,
+        body.max_conclusions,
+        body.session_id,
+        sessions,
+    )
     got = await _representation(svc, workspace_id, peer_id, body.target, want, False)
     return RepresentationOut(representation=got.representation)
 
@@ -221,9 +250,11 @@ async def peer_context(
     with_card = uses_card(await svc.store.configuration(workspace_id))
     got = await _representation(svc, workspace_id, peer_id, target, want, with_card)
     return PeerContextOut(
-        peer_id=peer_id, target_id=target or peer_id,
-        representation=got.representation, peer_card=got.peer_card,
-    )  # fmt: skip
+        peer_id=peer_id,
+        target_id=target or peer_id,
+        representation=got.representation,
+        peer_card=got.peer_card,
+    )
 
 
 async def _search(
@@ -240,9 +271,13 @@ async def _search(
         raise Refusal(422, "scope: mutually exclusive with a session_id filter", "scope")
     sessions = await sessions_of(svc.store, ws, scope=body.scope)
     query = SearchQuery(
-        query=body.query, limit=body.limit, session_id=session_id, peer_id=peer_id,
-        sessions=sessions, filters=body.filters,
-    )  # fmt: skip
+        query=body.query,
+        limit=body.limit,
+        session_id=session_id,
+        peer_id=peer_id,
+        sessions=sessions,
+        filters=body.filters,
+    )
     got = await _ask(svc, ws, query, SearchQuery.KIND, SearchReply)
     return [_message(m) for m in got.messages]
 

@@ -64,9 +64,12 @@ def _checked(body: WorkspaceChatBody) -> None:
 async def _confined(ws: str, body: WorkspaceChatBody, svc: Services) -> list[str] | None:
     """The sessions the answer may draw on (None: all), from the scope and the filters."""
     return await sessions_of(
-        svc.store, ws, scope=body.scope, sessions=allowlist(body.filters),
+        svc.store,
+        ws,
+        scope=body.scope,
+        sessions=allowlist(body.filters),
         session_id=body.session_id,
-    )  # fmt: skip
+    )
 
 
 def _sse(chunk: ChatChunk) -> bytes:
@@ -90,10 +93,14 @@ async def workspace_chat(workspace_id: PathId, body: WorkspaceChatBody, svc: Svc
     sessions = await _confined(workspace_id, body, svc)
     cfg = await svc.store.configuration(workspace_id, body.session_id)
     query = WorkspaceChatQuery(
-        session_id=body.session_id, sessions=sessions, query=body.query,
-        reasoning_level=body.reasoning_level, include_evidence=body.include_evidence,
-        response_format=body.response_format, instructions=instructions(cfg, "dialectic"),
-    )  # fmt: skip
+        session_id=body.session_id,
+        sessions=sessions,
+        query=body.query,
+        reasoning_level=body.reasoning_level,
+        include_evidence=body.include_evidence,
+        response_format=body.response_format,
+        instructions=instructions(cfg, "dialectic"),
+    )
     return await _ask(svc, workspace_id, query, body.stream)
 
 
@@ -136,8 +143,13 @@ async def chat_query(workspace_id: str, peer_id: str, body: ChatBody, svc: Servi
     sessions = await _confined(workspace_id, body, svc)
     cfg = await svc.store.configuration(workspace_id, body.session_id)
     return ChatQuery(
-        observer=peer_id, observed=body.target or peer_id, session_id=body.session_id,
-        sessions=sessions, query=body.query, reasoning_level=body.reasoning_level,
-        include_evidence=body.include_evidence, response_format=body.response_format,
+        observer=peer_id,
+        observed=body.target or peer_id,
+        session_id=body.session_id,
+        sessions=sessions,
+        query=body.query,
+        reasoning_level=body.reasoning_level,
+        include_evidence=body.include_evidence,
+        response_format=body.response_format,
         instructions=instructions(cfg, "dialectic"),
-    )  # fmt: skip
+    )

@@ -40,8 +40,11 @@ def _projection_filters(name: str, partition: int) -> tuple[list[str], bool] | N
     if name == positions.ENTITIES:
         return [subjects.entity_filter("*", partition), subjects.message_filter(partition)], False
     if name == positions.MEMORY:
-        return [subjects.observation_filter(partition), subjects.summary_filter(partition),
-                subjects.dream_filter(partition)], True  # fmt: skip
+        return [
+            subjects.observation_filter(partition),
+            subjects.summary_filter(partition),
+            subjects.dream_filter(partition),
+        ], True
     if name == positions.PASSAGES:
         return [subjects.message_filter(partition)], True
     return None

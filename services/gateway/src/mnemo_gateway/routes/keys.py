@@ -40,9 +40,10 @@ async def create_key(
     """Mint a key for a workspace, or for one peer or one session of it; optionally expiring."""
     if workspace_id is None:
         raise Refusal(
-            422, "workspace_id: a key is for a workspace (and maybe one peer or session of it)",
+            422,
+            "workspace_id: a key is for a workspace (and maybe one peer or session of it)",
             "workspace_id",
-        )  # fmt: skip
+        )
     if peer_id is not None and session_id is not None:
         raise Refusal(
             422, "session_id: a key is for a peer or for a session, not both", "session_id"
@@ -57,11 +58,16 @@ async def create_key(
         scope, workspace_id, peer_id, session_id, expires_at
     )
     return KeyOut(
-        key=token, key_id=claims.key_id, scope=scope, workspace_id=workspace_id,
-        peer_id=peer_id, session_id=session_id,
-        expires_at=None if claims.expires_at is None
+        key=token,
+        key_id=claims.key_id,
+        scope=scope,
+        workspace_id=workspace_id,
+        peer_id=peer_id,
+        session_id=session_id,
+        expires_at=None
+        if claims.expires_at is None
         else datetime.fromtimestamp(claims.expires_at, UTC),
-    )  # fmt: skip
+    )
 
 
 @router.delete("/{key_id}", status_code=204)

@@ -54,12 +54,17 @@ async def post_messages(
     when = reply.posted_at
     return [
         MessageOut(
-            id=mid, content=m.content, peer_id=m.peer_id, session_id=session_id,
-            workspace_id=workspace_id, metadata=m.metadata or {}, created_at=m.created_at or when,
+            id=mid,
+            content=m.content,
+            peer_id=m.peer_id,
+            session_id=session_id,
+            workspace_id=workspace_id,
+            metadata=m.metadata or {},
+            created_at=m.created_at or when,
             token_count=tokens,
         )
         for mid, m, tokens in zip(reply.message_ids, body.messages, reply.token_counts, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 @router.post("/list", response_model=Page[MessageOut])
@@ -69,11 +74,14 @@ async def list_messages(
     """Messages of a session in posting order, filtered and paginated."""
     await svc.store.session(workspace_id, session_id)
     rows, total, pages = await svc.store.page(
-        MESSAGES, "workspace = %(ws)s AND session_id = %(sid)s",
-        {"ws": workspace_id, "sid": session_id}, body.filters if body else None,
-        paging.page, paging.size,
+        MESSAGES,
+        "workspace = %(ws)s AND session_id = %(sid)s",
+        {"ws": workspace_id, "sid": session_id},
+        body.filters if body else None,
+        paging.page,
+        paging.size,
         order("seq", paging),
-    )  # fmt: skip
+    )
     items = [views.message(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 

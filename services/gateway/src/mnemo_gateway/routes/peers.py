@@ -33,9 +33,14 @@ async def list_peers(
     """Peers of a workspace, filtered and paginated."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        PEERS, "workspace = %(ws)s", {"ws": workspace_id}, body.filters if body else None,
-        paging.page, paging.size, order("created_at", paging),
-    )  # fmt: skip
+        PEERS,
+        "workspace = %(ws)s",
+        {"ws": workspace_id},
+        body.filters if body else None,
+        paging.page,
+        paging.size,
+        order("created_at", paging),
+    )
     items = [views.peer(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 
@@ -68,8 +73,13 @@ async def list_peer_sessions(
         " WHERE workspace = %(ws)s AND peer_id = %(peer)s)"
     )
     rows, total, pages = await svc.store.page(
-        SESSIONS, scope, {"ws": workspace_id, "peer": peer_id},
-        body.filters if body else None, paging.page, paging.size, order("created_at", paging),
-    )  # fmt: skip
+        SESSIONS,
+        scope,
+        {"ws": workspace_id, "peer": peer_id},
+        body.filters if body else None,
+        paging.page,
+        paging.size,
+        order("created_at", paging),
+    )
     items = [views.session(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)

@@ -177,8 +177,14 @@ async def session_units(
     store: ReadStore, workspace: str, partition: int, session_ids: list[str]
 ) -> dict[str, SessionQueueStatus]:
     """The work units of each of ``session_ids`` that has any (``partition``: the workspace's)."""
-    params = {"ws": workspace, "partition": partition, "session": None, "sessions": session_ids,
-              "observer": None, "sender": None}  # fmt: skip
+    params = {
+        "ws": workspace,
+        "partition": partition,
+        "session": None,
+        "sessions": session_ids,
+        "observer": None,
+        "sender": None,
+    }
     return (await _units(store, params)).sessions or {}
 
 
@@ -193,9 +199,13 @@ async def work_units(
     """Work units pending, in progress, completed and failed, overall and per session (no
     checks; ``partition``: the workspace's partition of the log)."""
     params: dict[str, Any] = {
-        "ws": workspace_id, "partition": partition, "session": session_id, "sessions": None,
-        "observer": observer_id, "sender": sender_id,
-    }  # fmt: skip
+        "ws": workspace_id,
+        "partition": partition,
+        "session": session_id,
+        "sessions": None,
+        "observer": observer_id,
+        "sender": sender_id,
+    }
     return await _units(store, params)
 
 
@@ -210,6 +220,10 @@ async def queue_status(
     """Work units pending, in progress, completed and failed, overall and per session."""
     await svc.store.workspace(workspace_id)
     return await work_units(
-        svc.store, workspace_id, svc.bus.partition(workspace_id), observer_id, sender_id,
+        svc.store,
+        workspace_id,
+        svc.bus.partition(workspace_id),
+        observer_id,
+        sender_id,
         session_id,
-    )  # fmt: skip
+    )

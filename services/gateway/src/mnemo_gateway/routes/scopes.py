@@ -77,9 +77,14 @@ async def list_scopes(workspace_id: PathId, svc: Svc, paging: PageQ) -> Page[Sco
     """The workspace's scopes, oldest first (newest with ``reverse``)."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        SCOPES, "workspace = %(ws)s", {"ws": workspace_id}, None, paging.page, paging.size,
+        SCOPES,
+        "workspace = %(ws)s",
+        {"ws": workspace_id},
+        None,
+        paging.page,
+        paging.size,
         order("created_at", paging),
-    )  # fmt: skip
+    )
     items = [_view(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 
@@ -115,9 +120,14 @@ async def list_scope_sessions(
         " AND m.scope_id = %(scope)s AND m.session_id = sessions.id)"
     )
     rows, total, pages = await svc.store.page(
-        SESSIONS, scope, {"ws": workspace_id, "scope": scope_id}, None, paging.page,
-        paging.size, order(joined, paging),
-    )  # fmt: skip
+        SESSIONS,
+        scope,
+        {"ws": workspace_id, "scope": scope_id},
+        None,
+        paging.page,
+        paging.size,
+        order(joined, paging),
+    )
     items = [views.session(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 
@@ -150,7 +160,8 @@ async def scope_status(workspace_id: PathId, scope_id: PathId, svc: Svc) -> Scop
         busy = units.get(r["session_id"])
         done = busy is None or (busy.pending_work_units == 0 and busy.in_progress_work_units == 0)
         out[r["session_id"]] = BackfillJob(
-            state="completed" if done else "pending", updated_at=r["added_at"],
+            state="completed" if done else "pending",
+            updated_at=r["added_at"],
             docs_copied=int(r["observations"]) if done else None,
-        )  # fmt: skip
+        )
     return ScopeStatus(backfill_status=out)

@@ -35,10 +35,13 @@ async def get_or_create_session(
     reply = await svc.bus.send(
         workspace_id,
         c.EnsureSession(
-            session_id=body.id, metadata=body.metadata, configuration=body.configuration,
-            peers=body.peers, scopes=body.scopes,
+            session_id=body.id,
+            metadata=body.metadata,
+            configuration=body.configuration,
+            peers=body.peers,
+            scopes=body.scopes,
         ),
-    )  # fmt: skip
+    )
     response.status_code = 201 if reply.created else 200
     return views.session(await svc.store.session(workspace_id, body.id))
 
@@ -50,9 +53,14 @@ async def list_sessions(
     """Sessions of a workspace, filtered and paginated."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        SESSIONS, "workspace = %(ws)s", {"ws": workspace_id},
-        body.filters if body else None, paging.page, paging.size, order("created_at", paging),
-    )  # fmt: skip
+        SESSIONS,
+        "workspace = %(ws)s",
+        {"ws": workspace_id},
+        body.filters if body else None,
+        paging.page,
+        paging.size,
+        order("created_at", paging),
+    )
     items = [views.session(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 
@@ -134,9 +142,14 @@ async def list_session_peers(
         " WHERE workspace = %(ws)s AND session_id = %(sid)s)"
     )
     rows, total, pages = await svc.store.page(
-        PEERS, scope, {"ws": workspace_id, "sid": session_id}, None,
-        paging.page, paging.size, order("created_at", paging),
-    )  # fmt: skip
+        PEERS,
+        scope,
+        {"ws": workspace_id, "sid": session_id},
+        None,
+        paging.page,
+        paging.size,
+        order("created_at", paging),
+    )
     items = [views.peer(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 
@@ -158,9 +171,11 @@ async def set_session_peer_config(
     await svc.bus.send(
         workspace_id,
         c.ConfigureSessionPeer(
-            session_id=session_id, peer_id=peer_id, observe_me=body.observe_me,
+            session_id=session_id,
+            peer_id=peer_id,
+            observe_me=body.observe_me,
             observe_others=body.observe_others,
         ),
-    )  # fmt: skip
+    )
     row = await svc.store.member_config(workspace_id, session_id, peer_id)
     return SessionPeerConfigOut(observe_me=row["observe_me"], observe_others=row["observe_others"])

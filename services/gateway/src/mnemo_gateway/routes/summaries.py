@@ -31,9 +31,12 @@ def summary_view(row: dict[str, Any] | None) -> SummaryOut | None:
     if row is None:
         return None
     return SummaryOut(
-        content=row["content"], message_id=row["message_id"], summary_type=row["summary_type"],
-        created_at=row["created_at"].isoformat(), token_count=row["token_count"],
-    )  # fmt: skip
+        content=row["content"],
+        message_id=row["message_id"],
+        summary_type=row["summary_type"],
+        created_at=row["created_at"].isoformat(),
+        token_count=row["token_count"],
+    )
 
 
 async def latest_summary(

@@ -78,10 +78,15 @@ async def upload_file(
     )
     out = [
         MessageOut(
-            id=mid, content=m.content, peer_id=m.peer_id, session_id=session_id,
-            workspace_id=workspace_id, metadata=m.metadata or {},
-            created_at=m.created_at or reply.posted_at, token_count=tokens,
+            id=mid,
+            content=m.content,
+            peer_id=m.peer_id,
+            session_id=session_id,
+            workspace_id=workspace_id,
+            metadata=m.metadata or {},
+            created_at=m.created_at or reply.posted_at,
+            token_count=tokens,
         )
         for mid, m, tokens in zip(reply.message_ids, messages, reply.token_counts, strict=True)
-    ]  # fmt: skip
+    ]
     return Response(_MESSAGES.dump_json(out), status_code=201, media_type="application/json")

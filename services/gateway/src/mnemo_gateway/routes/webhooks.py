@@ -61,13 +61,21 @@ async def list_webhook_endpoints(
     """The workspace's endpoints, oldest first, paginated."""
     await svc.store.workspace(workspace_id)
     rows, total, pages = await svc.store.page(
-        WEBHOOKS, "workspace = %(ws)s", {"ws": workspace_id}, None, paging.page, paging.size,
+        WEBHOOKS,
+        "workspace = %(ws)s",
+        {"ws": workspace_id},
+        None,
+        paging.page,
+        paging.size,
         order("created_at", paging),
-    )  # fmt: skip
+    )
     return Page(
-        items=[_out(r) for r in rows], total=total, page=paging.page, size=paging.size,
+        items=[_out(r) for r in rows],
+        total=total,
+        page=paging.page,
+        size=paging.size,
         pages=pages,
-    )  # fmt: skip
+    )
 
 
 @router.delete("/{endpoint_id}", status_code=204)

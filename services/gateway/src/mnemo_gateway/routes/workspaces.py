@@ -31,9 +31,14 @@ async def list_workspaces(
 ) -> Page[WorkspaceOut]:
     """All workspaces, filtered and paginated."""
     rows, total, pages = await svc.store.page(
-        WORKSPACES, "TRUE", {}, body.filters if body else None,
-        paging.page, paging.size, order("created_at", paging),
-    )  # fmt: skip
+        WORKSPACES,
+        "TRUE",
+        {},
+        body.filters if body else None,
+        paging.page,
+        paging.size,
+        order("created_at", paging),
+    )
     items = [views.workspace(r) for r in rows]
     return Page(items=items, total=total, page=paging.page, size=paging.size, pages=pages)
 

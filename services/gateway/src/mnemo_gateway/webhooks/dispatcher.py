@@ -80,11 +80,14 @@ class Dispatcher:
             await asyncio.gather(
                 self._loop("mnemo.hook.evt.*", FANOUT_DURABLE, 30.0, self._fan_out, stop),
                 self._loop(
-                    "mnemo.hook.dlv.*", DELIVERY_DURABLE, self._s.timeout_s + 30.0,
-                    self._deliver, stop,
+                    "mnemo.hook.dlv.*",
+                    DELIVERY_DURABLE,
+                    self._s.timeout_s + 30.0,
+                    self._deliver,
+                    stop,
                 ),
                 redrive_loop(self._dead, self._redrive, stop),
-            )  # fmt: skip
+            )
         finally:
             await self._client.aclose()
 
@@ -118,9 +121,10 @@ class Dispatcher:
         raw = bytes(letter["fixed_data"] or letter["data"])
         d = Delivery.decode(raw)
         await self._js.publish(
-            hook_delivery_subject(d.event.workspace), raw,
+            hook_delivery_subject(d.event.workspace),
+            raw,
             headers={MSG_ID_HEADER: f"redrive:{letter['id']}:{letter['updated_at']}"},
-        )  # fmt: skip
+        )
 
     async def _fan_out(self, msg: Msg) -> None:
         event = HookEvent.decode(msg.data)
@@ -184,11 +188,16 @@ class Dispatcher:
         await self._log.record(d, "failed", attempt, reason, code, latency_ms)
         await self._dead.park(
             Letter(
-                key=f"{d.event.event_id}:{d.endpoint_id}", reason=reason,
-                subject=msg.subject, event_id=d.event.event_id, event_type=d.event.type,
-                workspace=d.event.workspace, attempts=attempt, data=msg.data,
+                key=f"{d.event.event_id}:{d.endpoint_id}",
+                reason=reason,
+                subject=msg.subject,
+                event_id=d.event.event_id,
+                event_type=d.event.type,
+                workspace=d.event.workspace,
+                attempts=attempt,
+                data=msg.data,
                 detail={"endpoint_id": d.endpoint_id, "status_code": code},
             )
-        )  # fmt: skip
+        )
         metrics.WEBHOOK_DELIVERIES.labels("failed").inc()
         await msg.ack()

@@ -60,10 +60,15 @@ class DeliveryLog:
             await conn.execute(
                 _RECORD,
                 {
-                    "workspace": d.event.workspace, "event_id": d.event.event_id,
-                    "endpoint_id": d.endpoint_id, "event_type": d.event.type, "url": d.url,
-                    "status": status, "attempts": attempts,
-                    "error": None if error is None else sanitised(error), "code": code,
+                    "workspace": d.event.workspace,
+                    "event_id": d.event.event_id,
+                    "endpoint_id": d.endpoint_id,
+                    "event_type": d.event.type,
+                    "url": d.url,
+                    "status": status,
+                    "attempts": attempts,
+                    "error": None if error is None else sanitised(error),
+                    "code": code,
                     "latency_ms": latency_ms,
                 },
-            )  # fmt: skip
+            )

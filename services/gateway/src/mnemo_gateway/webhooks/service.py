@@ -27,15 +27,21 @@ log = get_logger("mnemo.webhooks")
 def queue_empty_data(d: Drained) -> dict[str, str | None]:
     """``queue.empty``'s data, as the Honcho API sends it (the deriver's work: representation)."""
     return {
-        "workspace_id": d.workspace, "queue_type": "representation", "session_id": d.session_id,
-        "sender_name": None, "observer_name": None,
-    }  # fmt: skip
+        "workspace_id": d.workspace,
+        "queue_type": "representation",
+        "session_id": d.session_id,
+        "sender_name": None,
+        "observer_name": None,
+    }
 
 
 async def run_webhooks(
-    nc: NATS, pool: Pool, state_dir: Path, stop: asyncio.Event,
+    nc: NATS,
+    pool: Pool,
+    state_dir: Path,
+    stop: asyncio.Event,
     settings: WebhookSettings | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Until ``stop``: announce drained queues and deliver, when a signing secret is set."""
     s = settings or WebhookSettings()
     js = nc.jetstream()

@@ -105,22 +105,28 @@ async def ensure_webhook_stream(js: JetStreamContext) -> None:
 def consumer(filter_subject: str, durable: str, ack_wait: float) -> ConsumerConfig:
     """A durable consumer of the dispatcher (redelivered without limit: it gives up itself)."""
     return ConsumerConfig(
-        durable_name=durable, filter_subject=filter_subject, ack_policy=AckPolicy.EXPLICIT,
-        ack_wait=ack_wait, max_deliver=-1, max_ack_pending=1_000,
-    )  # fmt: skip
+        durable_name=durable,
+        filter_subject=filter_subject,
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=ack_wait,
+        max_deliver=-1,
+        max_ack_pending=1_000,
+    )
 
 
 async def publish_event(js: JetStreamContext, event: HookEvent) -> None:
     """Queue ``event`` for its workspace's endpoints."""
     await ensure_webhook_stream(js)
     await js.publish(
-        hook_event_subject(event.workspace), event.encode(),
+        hook_event_subject(event.workspace),
+        event.encode(),
         headers={MSG_ID_HEADER: f"evt:{event.event_id}"},
-    )  # fmt: skip
+    )
 
 
 async def publish_delivery(js: JetStreamContext, delivery: Delivery) -> None:
     await js.publish(
-        hook_delivery_subject(delivery.event.workspace), delivery.encode(),
+        hook_delivery_subject(delivery.event.workspace),
+        delivery.encode(),
         headers={MSG_ID_HEADER: f"dlv:{delivery.event.event_id}:{delivery.endpoint_id}"},
-    )  # fmt: skip
+    )

@@ -42,16 +42,23 @@ async def consume(
 ) -> None:
     """Feed the service from the partitions ``leases`` gives this replica, until ``stop``."""
     feeds = PartitionFeeds(
-        subjects.SUMMARIZER, js, lambda p: consumer(settings, p), service.deliver,
-        service.release, dead, settings.fetch_batch,
-    )  # fmt: skip
+        subjects.SUMMARIZER,
+        js,
+        lambda p: consumer(settings, p),
+        service.deliver,
+        service.release,
+        dead,
+        settings.fetch_batch,
+    )
     leases.add(feeds)
     redrives = asyncio.create_task(
         redrive_loop(
-            dead, lambda letter: _redrive(service, letter), stop,
+            dead,
+            lambda letter: _redrive(service, letter),
+            stop,
             wanted=lambda letter: letter_partition(letter, leases.partitions) in feeds.partitions,
         )
-    )  # fmt: skip
+    )
     try:
         await stop.wait()
     finally:
