@@ -18,9 +18,7 @@ slice to pack into a budget (``diverse``) come spread over the messages they res
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -38,9 +36,9 @@ from mnemo_context.ports import (
     PassageHit,
     Reranker,
 )
+from mnemo_context.query_vectors import QueryVectors
 from mnemo_context.ranking import Found, Gathered, rank_messages, rank_observations
 from mnemo_context.understanding import Understanding, named_peers, understand
-from mnemo_runtime.embeddings import Vector
 from mnemo_runtime.filter_sql import CONCLUSION_COLUMNS, MESSAGE_COLUMNS, compile_filters, qualified
 from mnemo_runtime.memory.wiring import MemoryAdapters
 from mnemo_runtime.vectors import Scope, SearchFilters, VectorHit
@@ -94,11 +92,8 @@ class EngineConfig:
     depth: int = 50
     weights: Weights = field(default_factory=lambda: DEFAULT_WEIGHTS)
     rerank_depth: int = 30
-    # Query vectors remembered, per workspace and text (0: none), for ``query_cache_s`` seconds.
-    # An agent's turn often asks get_context and the dialectic with the same text, and a
-    # query's embedding is about a quarter of a read's CPU. Kept per workspace, so that how fast
-    # a read answers never tells one workspace what another has asked; keyed by a digest of the
-    # text and kept briefly, so that no query's text outlives its reads in the process.
+    # Query vectors remembered per workspace (0: none), each for ``query_cache_s`` seconds
+    # (``query_vectors``).
     query_cache: int = 256
     query_cache_s: float = 60.0
 
@@ -119,7 +114,11 @@ class RetrievalEngine:
         self._reranker = reranker
         self._config = config or EngineConfig()
         self._peers: dict[str, tuple[float, dict[str, list[str]]]] = {}
-        self._vectors: OrderedDict[tuple[str, bytes], tuple[float, Vector]] = OrderedDict()
+        self._queries = (
+            QueryVectors(memory.embedder, self._config.query_cache, self._config.query_cache_s)
+            if memory is not None
+            else None
+        )
 
     def components(self, without: frozenset[Component] = frozenset()) -> frozenset[Component]:
         """The components a query runs with here."""
@@ -207,7 +206,8 @@ class RetrievalEngine:
         # Embedded after the lexical lists are sent: a short query embeds on the event loop's
         # thread, and Postgres answers them on another core meanwhile.
         if "dense" in on and self._memory is not None and (want_m or want_o):
-            vector = await self._query_vector(ws, q.query)
+            assert self._queries is not None
+            vector = await self._queries.vector(ws, q.query)
             model = self._memory.embedder.model_name
             if passages is not None:
                 # Only scoping the rows of the observations citing the passages found.
@@ -274,24 +274,6 @@ class RetrievalEngine:
             found.observations[name] = [i for i in ranking if i in found.rows]
         return found
 
-    async def _query_vector(self, ws: str, text: str) -> Vector:
-        """``text``'s query vector, embedded or remembered for ``ws``."""
-        assert self._memory is not None
-        if self._config.query_cache == 0:
-            return await self._memory.embedder.embed_query(text)
-        key = (ws, hashlib.blake2b(text.encode(), digest_size=16).digest())
-        kept = self._vectors.get(key)
-        if kept is not None and time.monotonic() - kept[0] < self._config.query_cache_s:
-            self._vectors.move_to_end(key)
-            return kept[1]
-        vector = await self._memory.embedder.embed_query(text)
-        vector.setflags(write=False)  # shared by the reads that ask the same
-        self._vectors[key] = (time.monotonic(), vector)
-        self._vectors.move_to_end(key)
-        while len(self._vectors) > self._config.query_cache:
-            self._vectors.popitem(last=False)
-        return vector
-
     def _understanding(
         self,
         q: RetrievalQuery,
@@ -321,10 +303,12 @@ class RetrievalEngine:
             : max(q.messages * (4 if wide else 2), self._config.rerank_depth if reranking else 0)
         ]
         rows = await self._reads.message_rows(
-            ws, head,
+            ws,
+            head,
             representation=(q.observer, q.observed) if q.observer and q.observed else None,
-            confine=confine, peer_id=q.peer_id,
-        )  # fmt: skip
+            confine=confine,
+            peer_id=q.peer_id,
+        )
         by_id = {m.id: (m, prev) for m, prev in rows}
         head = [i for i in head if i in by_id]
         if reranking and head:
@@ -379,12 +363,22 @@ def _ranked_observation(
     r: ObservationRow, score: float, distance: float | None, found_by: Sequence[str]
 ) -> RankedObservation:
     return RankedObservation(
-        id=r.id, level=r.level, content=r.content, observer=r.observer, observed=r.observed,
-        session_id=r.session_id, created_at=r.created_at, observed_at=r.observed_at,
-        premise_ids=list(r.premise_ids), source_message_ids=list(r.source_message_ids),
-        times_derived=r.times_derived, token_count=r.token_count, score=score,
-        distance=distance, found_by=list(found_by),
-    )  # fmt: skip
+        id=r.id,
+        level=r.level,
+        content=r.content,
+        observer=r.observer,
+        observed=r.observed,
+        session_id=r.session_id,
+        created_at=r.created_at,
+        observed_at=r.observed_at,
+        premise_ids=list(r.premise_ids),
+        source_message_ids=list(r.source_message_ids),
+        times_derived=r.times_derived,
+        token_count=r.token_count,
+        score=score,
+        distance=distance,
+        found_by=list(found_by),
+    )
 
 
 def _start(work: Awaitable[T]) -> asyncio.Future[T]:
