@@ -10,7 +10,8 @@ from nats.js import JetStreamContext
 from mnemo_dreamer.adapters.bus import consume_dreams, consume_observations, redrive, tick
 from mnemo_dreamer.adapters.memory import PgMemory
 from mnemo_dreamer.adapters.schedule import PgSchedule
-from mnemo_dreamer.local import LocalDeduction, LocalInduction
+from mnemo_dreamer.local_deduction import LocalDeduction
+from mnemo_dreamer.local_induction import LocalInduction
 from mnemo_dreamer.service import Dreamer
 from mnemo_dreamer.settings import DreamerSettings
 from mnemo_runtime.bus import EventPublisher, ensure_stream
