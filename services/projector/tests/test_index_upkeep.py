@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemo_projector.memory import IndexUpkeep
+from mnemo_projector.memory_vectors import IndexUpkeep
 
 
 def test_due_only_after_enough_points_and_a_quiet_spell() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from prometheus_client import REGISTRY
 
-from mnemo_projector.memory import RecentVectors
+from mnemo_projector.memory_vectors import RecentVectors
 from mnemo_runtime.embeddings import Embedder, Vectors, build_embedder
 from mnemo_runtime.embeddings.metered import MeteredEmbedder
 

@@ -12,7 +12,8 @@ from nats.js import JetStreamContext
 from mnemo_projector.doorbell import Doorbell
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.eraser import FOLLOWED_KINDS, Eraser
-from mnemo_projector.memory import IndexUpkeep, MemoryProjection
+from mnemo_projector.memory import MemoryProjection
+from mnemo_projector.memory_vectors import IndexUpkeep
 from mnemo_projector.partitioned import EraserGroup, ProjectionGroup
 from mnemo_projector.passages import PassageProjection
 from mnemo_projector.positions import Projection

@@ -2,9 +2,10 @@
 peer cards, session summaries and dreams (``formed``).
 
 Each observation is embedded when projected, each distinct text once among those seen lately
-(``RecentVectors``); a replay re-embeds, which is how a new embedding model takes over. Exact duplicates (same normalised text, level and representation) and
-near duplicates (cosine distance under ``near_distance``) raise ``times_derived`` of the kept
-observation instead of adding a row, and the duplicate's id becomes an alias of it. A near
+(``memory_vectors.RecentVectors``); a replay re-embeds, which is how a new embedding model takes
+over. Exact duplicates (same normalised text, level and representation) and near duplicates
+(cosine distance under ``near_distance``) raise ``times_derived`` of the kept observation
+instead of adding a row, and the duplicate's id becomes an alias of it. A near
 duplicate must also name the same names, numbers and dates.
 
 Every read the projection makes runs in its own transaction and every check reads the log
@@ -16,7 +17,6 @@ deletions) are events of the log too, applied in its order: a replay reaches the
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,10 +28,10 @@ from mnemo_projector import lexicon
 from mnemo_projector.cited import LogMessages
 from mnemo_projector.formed import apply_formed, erase_observations, mark_formed
 from mnemo_projector.grounding import CitedMessages, resolve, verdicts
+from mnemo_projector.memory_vectors import IndexUpkeep, RecentVectors
 from mnemo_runtime import positions
-from mnemo_runtime.embeddings import Embedder, Vectors
+from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.metrics import EMBED_RECALLED
 from mnemo_runtime.pg import Connection
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_runtime.vectors import ObservationPayload, Scope, SearchFilters, VectorIndex, VectorPoint
@@ -56,68 +56,6 @@ class _Batch:
     unindexed: list[tuple[str, str]] = field(default_factory=list)  # (workspace, id)
     # canonical id -> (scope, level, vector, salient tokens) of observations kept in this batch
     kept: dict[str, tuple[Scope, str, Any, frozenset[str]]] = field(default_factory=dict)
-
-
-class IndexUpkeep:
-    """When to have the index build its search structures: after enough new points, once the
-    writes pause (building them can stall the process that holds an embedded index)."""
-
-    def __init__(self, after_points: int = 20_000, quiet_s: float = 30.0) -> None:
-        self.after_points = after_points
-        self.quiet_s = quiet_s
-        self.pending = 0
-        self._last_write = 0.0
-
-    def written(self, points: int, now: float) -> None:
-        """``points`` were written to the index at ``now`` (monotonic seconds)."""
-        if points:
-            self.pending += points
-            self._last_write = now
-
-    def due(self, now: float) -> bool:
-        """Whether to optimise now."""
-        return self.pending >= self.after_points and now - self._last_write >= self.quiet_s
-
-    def done(self) -> None:
-        """The index was optimised."""
-        self.pending = 0
-
-
-# Distinct texts whose vectors are kept (about 1.5 KB each at dimension 384).
-RECENT_VECTORS = 4096
-
-
-class RecentVectors:
-    """Embeds each distinct text once among those seen lately. The deriver writes one sentence
-    into every representation that heard it (the speaker's own, and each listener's view of the
-    speaker): in a two-party chat about a third of the observations repeat another's text,
-    whose vector is the same."""
-
-    def __init__(self, embedder: Embedder, size: int = RECENT_VECTORS) -> None:
-        self._embedder = embedder
-        self._size = size
-        self._kept: OrderedDict[str, Vectors] = OrderedDict()
-
-    async def embed(self, texts: Sequence[str]) -> list[Vectors]:
-        """A vector for each of ``texts``, in order."""
-        found: dict[str, Vectors] = {}
-        for text in texts:
-            vector = self._kept.get(text)
-            if vector is not None:
-                self._kept.move_to_end(text)
-                found[text] = vector
-        todo = [t for t in dict.fromkeys(texts) if t not in found]
-        recalled = len(texts) - len(todo)
-        if recalled:
-            EMBED_RECALLED.inc(recalled)
-        if todo:
-            for text, vector in zip(todo, await self._embedder.embed(todo), strict=True):
-                found[text] = vector
-                # A copy: a row of the batch's array would keep the whole array alive.
-                self._kept[text] = np.array(vector, dtype=np.float32)
-            while len(self._kept) > self._size:
-                self._kept.popitem(last=False)
-        return [found[t] for t in texts]
 
 
 class MemoryProjection:
@@ -152,9 +90,11 @@ class MemoryProjection:
         """Memory events (observations, cards), summaries, dreams, and the entity events that
         erase what memory formation made of a workspace, session or peer."""
         return [
-            subjects.observation_filter(partition), subjects.summary_filter(partition),
-            subjects.dream_filter(partition), *subjects.erasure_filters(partition),
-        ]  # fmt: skip
+            subjects.observation_filter(partition),
+            subjects.summary_filter(partition),
+            subjects.dream_filter(partition),
+            *subjects.erasure_filters(partition),
+        ]
 
     async def setup(self, conn: Connection) -> None:
         del conn  # the tables come from the migrations
@@ -195,9 +135,16 @@ class MemoryProjection:
                     " ON CONFLICT (workspace, observer, observed) DO UPDATE SET card = EXCLUDED.card,"
                     " origin = EXCLUDED.origin, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at"
                     " WHERE peer_cards.seq < EXCLUDED.seq",
-                    (event.workspace, event.observer, event.observed, event.card, event.origin,
-                     seq, event.occurred_at),
-                )  # fmt: skip
+                    (
+                        event.workspace,
+                        event.observer,
+                        event.observed,
+                        event.card,
+                        event.origin,
+                        seq,
+                        event.occurred_at,
+                    ),
+                )
             else:
                 await apply_formed(conn, seq, event)
         await mark_formed(conn, [e for _, e in written])
@@ -269,12 +216,33 @@ class MemoryProjection:
             " (SELECT coalesce(array_agg(DISTINCT s ORDER BY s), '{}') FROM observations p,"
             " unnest(p.source_sessions) AS s WHERE p.workspace = %s AND p.id = ANY(%s)) END)"
             " ON CONFLICT DO NOTHING",
-            (e.workspace, e.observation_id, e.observer, e.observed, e.session_id, e.level,
-             e.content, content_key(e.content), e.source_message_ids, e.source_span, premises,
-             e.confidence, e.pattern_type, e.origin, e.observed_at, e.occurred_at, seq,
-             self._embedder.model_name, self._embedder.dimension, tokens,
-             premises, e.session_id, e.workspace, premises),
-        )  # fmt: skip
+            (
+                e.workspace,
+                e.observation_id,
+                e.observer,
+                e.observed,
+                e.session_id,
+                e.level,
+                e.content,
+                content_key(e.content),
+                e.source_message_ids,
+                e.source_span,
+                premises,
+                e.confidence,
+                e.pattern_type,
+                e.origin,
+                e.observed_at,
+                e.occurred_at,
+                seq,
+                self._embedder.model_name,
+                self._embedder.dimension,
+                tokens,
+                premises,
+                e.session_id,
+                e.workspace,
+                premises,
+            ),
+        )
         if cur.rowcount != 1:
             return  # already projected (a replayed batch)
         edges = [("message", m) for m in e.source_message_ids] + [
@@ -288,16 +256,24 @@ class MemoryProjection:
                     [(e.workspace, e.observation_id, kind, sid) for kind, sid in edges],
                 )
         payload = ObservationPayload(
-            workspace=e.workspace, observer=e.observer, observed=e.observed, level=e.level,
-            created_at=(e.observed_at or e.occurred_at).timestamp(), session_id=e.session_id,
-        )  # fmt: skip
+            workspace=e.workspace,
+            observer=e.observer,
+            observed=e.observed,
+            level=e.level,
+            created_at=(e.observed_at or e.occurred_at).timestamp(),
+            session_id=e.session_id,
+        )
         work.points.append(VectorPoint(e.observation_id, vector, payload))
         work.documents.append(
             lexicon.Document(
-                e.workspace, "o", lexicon.observation_owner(e.observer, e.observed),
-                e.observation_id, 0, e.content,
+                e.workspace,
+                "o",
+                lexicon.observation_owner(e.observer, e.observed),
+                e.observation_id,
+                0,
+                e.content,
             )
-        )  # fmt: skip
+        )
         work.kept[e.observation_id] = (scope, e.level, vector, salient_tokens(e.content))
 
     async def _duplicate_of(
@@ -317,9 +293,12 @@ class MemoryProjection:
             if s == scope and level == e.level and close and tokens == salient:
                 return oid
         hits = await self._index.search(
-            vector, scope, limit=3, filters=SearchFilters.of(levels=[e.level]),
+            vector,
+            scope,
+            limit=3,
+            filters=SearchFilters.of(levels=[e.level]),
             max_distance=self._near,
-        )  # fmt: skip
+        )
         for hit in hits:
             cur = await conn.execute(
                 "SELECT content FROM observations WHERE workspace = %s AND id = %s"
