@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from psycopg import AsyncPipeline
+
 from mnemo_runtime.pg import Connection
 from mnemo_runtime.positions import applied
 from mnemo_schema.events import Event
@@ -104,3 +106,50 @@ async def read_ahead(conn: Connection, name: str, partition: int) -> dict[str, i
     )
     rows: list[Any] = await cur.fetchall()
     return {str(r["workspace"]): int(r["seq"]) for r in rows}
+
+
+async def mark_failing(conn: Connection, name: str, partition: int, error: str | None) -> None:
+    """Record that the projection is failing with ``error`` (since when it first failed), or,
+    with None, that it is not."""
+    await conn.execute(
+        "UPDATE projection_positions SET failing_since = CASE WHEN %s::text IS NULL"
+        " THEN NULL ELSE COALESCE(failing_since, now()) END, last_error = %s"
+        " WHERE name = %s AND partition = %s",
+        (error, error, name, partition),
+    )
+
+
+async def move_floor(
+    conn: Connection,
+    name: str,
+    partition: int,
+    position: int,
+    floor: int,
+    ahead: tuple[str, int] | None,
+    pipeline: AsyncPipeline | None = None,
+) -> bool:
+    """In the caller's transaction: move the floor from ``position`` to ``floor``; False if it
+    was not at ``position``. A fair projection also records how far one workspace is
+    (``ahead``: the workspace and its last applied seq) and forgets what the floor has passed."""
+    key = (name, partition)
+    cur = await conn.execute(
+        "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s AND seq = %s",
+        (floor, *key, position),
+    )
+    if ahead is not None:
+        workspace, last = ahead
+        if workspace and last > floor:
+            await conn.execute(
+                "INSERT INTO projection_ahead (name, partition, workspace, seq)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (name, partition, workspace)"
+                " DO UPDATE SET seq = EXCLUDED.seq",
+                (*key, workspace, last),
+            )
+        if floor > position or last <= floor:
+            await conn.execute(
+                "DELETE FROM projection_ahead WHERE name = %s AND partition = %s AND seq <= %s",
+                (*key, floor),
+            )
+    if pipeline is not None:
+        await pipeline.sync()
+    return cur.rowcount == 1

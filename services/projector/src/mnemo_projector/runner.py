@@ -26,6 +26,8 @@ from mnemo_projector.positions import (
     Projection,
     advance_guarded,
     ensure_position,
+    mark_failing,
+    move_floor,
     read_ahead,
     read_position,
 )
@@ -145,11 +147,12 @@ class Projector:
             ordered_consumer=True,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
             config=ConsumerConfig(
-                opt_start_seq=floor + 1, mem_storage=True,
+                opt_start_seq=floor + 1,
+                mem_storage=True,
                 filter_subjects=self._filters if several else None,
             ),
             idle_heartbeat=5.0,
-        )  # fmt: skip
+        )
         if self._failing:
             # Following the log again, the database answering: whatever failed is over (a
             # backlog's first batch can take long to apply; the lag says how far behind it is).
@@ -190,9 +193,13 @@ class Projector:
         if self._recent is None or not items:
             return await self._apply(lines, workspace, items)
         return await self._recent.in_turn(
-            f"projector-{self.projection.name}", workspace, [d.event for d in items],
-            lines.waiting(workspace), now, lambda: self._apply(lines, workspace, items),
-        )  # fmt: skip
+            f"projector-{self.projection.name}",
+            workspace,
+            [d.event for d in items],
+            lines.waiting(workspace),
+            now,
+            lambda: self._apply(lines, workspace, items),
+        )
 
     async def _apply(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
         """Apply one batch of ``workspace``'s line (none: only move the floor past what was
@@ -227,9 +234,12 @@ class Projector:
                 await self._mark_failing(err)
                 raise
             log.warning(
-                "projector.batch_failed", projection=self.projection.name, error=repr(err),
-                first_seq=items[0].seq if items else None, events=len(items),
-            )  # fmt: skip
+                "projector.batch_failed",
+                projection=self.projection.name,
+                error=repr(err),
+                first_seq=items[0].seq if items else None,
+                events=len(items),
+            )
             try:
                 await self._apply_one_by_one(lines, workspace, items, position)
             except _PositionMoved:
@@ -305,13 +315,8 @@ class Projector:
         """Say in projection_positions whether this projection is failing (readiness reads it)."""
         try:
             async with self._pool.connection() as conn:
-                await conn.execute(
-                    "UPDATE projection_positions SET failing_since = CASE WHEN %s::text IS NULL"
-                    " THEN NULL ELSE COALESCE(failing_since, now()) END, last_error = %s"
-                    " WHERE name = %s AND partition = %s",
-                    (*[None if err is None else sanitised(repr(err))[:2000]] * 2,
-                     self.projection.name, self.partition),
-                )  # fmt: skip
+                error = None if err is None else sanitised(repr(err))[:2000]
+                await mark_failing(conn, self.projection.name, self.partition, error)
             self._failing = err is not None
         except Exception as mark_err:
             log.debug("projector.mark_failed", error=repr(mark_err))
@@ -367,28 +372,16 @@ class Projector:
     ) -> None:
         """In the caller's transaction: move the floor from ``position`` to ``floor`` (raise
         _PositionMoved if it is not at ``position``) and record how far ``workspace`` is."""
-        key = (self.projection.name, self.partition)
-        cur = await conn.execute(
-            "UPDATE projection_positions SET seq = %s WHERE name = %s AND partition = %s"
-            " AND seq = %s",
-            (floor, *key, position),
+        moved = await move_floor(
+            conn,
+            self.projection.name,
+            self.partition,
+            position,
+            floor,
+            (workspace, last) if self.projection.fair else None,
+            pipeline,
         )
-        if self.projection.fair:
-            if workspace and last > floor:
-                await conn.execute(
-                    "INSERT INTO projection_ahead (name, partition, workspace, seq)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT (name, partition, workspace)"
-                    " DO UPDATE SET seq = EXCLUDED.seq",
-                    (*key, workspace, last),
-                )
-            if floor > position or last <= floor:
-                await conn.execute(
-                    "DELETE FROM projection_ahead WHERE name = %s AND partition = %s AND seq <= %s",
-                    (*key, floor),
-                )
-        if pipeline is not None:
-            await pipeline.sync()
-        if cur.rowcount != 1:
+        if not moved:
             raise _PositionMoved
 
 
