@@ -13,7 +13,8 @@ import pytest
 from mnemo_cli.bench_cpu import parse_stat, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
-from mnemo_cli.bench_load import LoadSettings, rows
+from mnemo_cli.bench_load import LoadSettings
+from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
 from mnemo_deriver.contract import BatchMessage
 from mnemo_deriver.local import derive

@@ -43,6 +43,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from mnemo_cli.bench_cpu import Meter
 from mnemo_cli.bench_formation import chat_after_burst, formation, freshness_under
 from mnemo_cli.bench_http import Conn
+from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import (
     Corpus,
     PacedLoad,
@@ -106,8 +107,12 @@ def _context(ws: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
 
 
 def _prefetch(ws: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
-    body = {"query": question, "top_k": 12, "distance": 0.9,
-            "filters": {"observer_id": "user", "observed_id": "user"}}  # fmt: skip
+    body = {
+        "query": question,
+        "top_k": 12,
+        "distance": 0.9,
+        "filters": {"observer_id": "user", "observed_id": "user"},
+    }
     return "POST", f"/v3/workspaces/{ws}/conclusions/query", body
 
 
@@ -120,9 +125,13 @@ CHAT_EVERY = 5  # a chat every fifth round: it costs several searches
 
 
 async def read_rounds(
-    conn: Conn, spaces: Sequence[str], questions: Sequence[str], *, rounds: int = 0,
+    conn: Conn,
+    spaces: Sequence[str],
+    questions: Sequence[str],
+    *,
+    rounds: int = 0,
     until: float = 0.0,
-) -> dict[str, dict[str, list[float]]]:  # fmt: skip
+) -> dict[str, dict[str, list[float]]]:
     """Rounds of reads (get_context, prefetch, every fifth a chat) for each workspace in
     turn, one request at a time: ``rounds`` of them, or until ``until`` (perf_counter)."""
     lat: dict[str, dict[str, list[float]]] = {ws: {k: [] for k in READS} for ws in spaces}
@@ -174,8 +183,10 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
     corpus = Corpus.locomo()
     conns = [await Conn.open(url) for _ in range(4)]
     tag = uuid.uuid4().hex[:6]
-    spaces = {n: await workspace(conns[0], f"lb-read{n}-{tag}", ["history", "load"])
-              for n in sizes.histories}  # fmt: skip
+    spaces = {
+        n: await workspace(conns[0], f"lb-read{n}-{tag}", ["history", "load"])
+        for n in sizes.histories
+    }
     result: dict[str, Any] = {"sizes": sizes.model_dump()}
     own = os.environ.get(MEMORY_PRIORITY, "idle")
     await _memory_at(settings, sizes.formation_priority)
@@ -200,11 +211,11 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
     print("load: reads on the quiet stack ...", flush=True)
     await _memory_at(settings, sizes.formation_priority and own)
     meter = Meter(settings)
-    quiet = await read_rounds(conns[0], list(spaces.values()), corpus.questions,
-                              rounds=sizes.read_samples)  # fmt: skip
+    quiet = await read_rounds(
+        conns[0], list(spaces.values()), corpus.questions, rounds=sizes.read_samples
+    )
     cost = meter.read()
-    result["quiet"] = {n: {"reads": _summary(quiet[ws]), "cost": cost}
-                       for n, ws in spaces.items()}  # fmt: skip
+    result["quiet"] = {n: {"reads": _summary(quiet[ws]), "cost": cost} for n, ws in spaces.items()}
     print(f"load: a burst of {sizes.burst:,}, then a {sizes.chat}-message chat ...", flush=True)
     await _memory_at(settings, sizes.formation_priority)
     meter = Meter(settings)
@@ -237,108 +248,17 @@ async def _memory_at(settings: InfraSettings, priority: str | None) -> None:
             os.environ[MEMORY_PRIORITY] = kept
 
 
-def _ms(f: dict[str, float], *keys: str) -> str:
-    return " / ".join(f"{f[k]:.1f}" for k in keys) + " ms"
-
-
-def _s(*seconds: float | None) -> str:
-    """Seconds, or ``never`` for what did not happen within the run's limit."""
-    return " / ".join("never" if s is None else f"{s:.1f}" for s in seconds) + " s"
-
-
-def _found(f: dict[str, Any]) -> str:
-    """How many probes a freshness figure has, and how many were never found."""
-    missed = f.get("not_found", 0)
-    return f"n {f['n']}" + (f", {missed} never" if missed else "")
-
-
-def _cores(label: str, cost: dict[str, Any]) -> tuple[str, str, str]:
-    """Where the CPU went during a figure: each process's cores, and the host's load."""
-    seconds = cost["seconds"] or 1.0
-    used = ", ".join(f"{k} {v / seconds:.2f}" for k, v in cost["cpu_s"].items())
-    return (f"  ... cores used ({label})", used or "n/a", f"host load {cost['host_load'][-1]}")
-
-
-def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[str, str, str]]:
-    cpu = form["cost"]["cpu_s"]
-    per = ", ".join(f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres")
-                    if k in cpu)  # fmt: skip
-    drained = form.get("drained", True)
-    until = "all formed" if drained else f"the limit, {form['seconds']:.0f} s (not all formed)"
-    out = [(f"memory formation, {form['messages']:,} msgs flat out until {until}",
-            f"{'' if drained else '< '}{form['msg_per_s']:.1f} msg/s", ""),
-           ("  ... CPU ms per message formed", per or "n/a", ""),
-           ("  ... the queue status of that workspace (the SDK's wait), p50",
-            f"{form.get('queue_status_p50_ms', 0.0):.0f} ms", ""),
-           _cores("formation", form["cost"])]  # fmt: skip
-    rate = fresh["load"]["achieved_msg_per_s"]
-    for kind, label, target in (("observation_ms", "an observation", "p50 <= 1000 ms"),
-                                ("search_ms", "found by search", "")):  # fmt: skip
-        f = fresh[kind]
-        out.append((f"freshness at {rate:.0f} msg/s (half): accepted -> {label}, p50 / p99"
-                    f" ({_found(f)})", _ms(f, "p50_ms", "p99_ms"), target))  # fmt: skip
-    return out
-
-
-# Read -> (the percentiles shown, its label, its target).
-_READ_ROWS = {
-    "get_context": (("p50_ms", "p99_ms"), "get_context, search query, 2000 tokens", "p99 <= 25 ms"),
-    "prefetch": (("p50_ms", "p95_ms"), "dialectic prefetch (conclusions/query, 12)", ""),
-    "chat": (("p50_ms", "p95_ms"), "peer chat (local reasoner)", ""),
-}
-
-
-def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str, str, str]]:
-    out = []
-    for n in sorted(quiet, key=int):
-        rate = loaded[n]["load"]["achieved_msg_per_s"]
-        for kind, (keys, label, target) in _READ_ROWS.items():
-            shown = " / ".join(k.removesuffix("_ms") for k in keys)
-            q, lo = quiet[n]["reads"][kind], loaded[n]["reads"][kind]
-            ratio = lo[keys[-1]] / q[keys[-1]] if q[keys[-1]] else 0.0
-            out.append((f"{label}, history {int(n):,}: quiet, {shown}", _ms(q, *keys), ""))
-            out.append((f"{label}, history {int(n):,}: at {rate:.0f} msg/s, {shown} (x quiet)",
-                        f"{_ms(lo, *keys)} ({ratio:.2f}x)",
-                        f"{target} (<= 1.5x)" if target else ""))  # fmt: skip
-        out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
-    if quiet:
-        out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"]))
-    return out
-
-
-def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
-    chat, fair = r["chat"], r["fairness"]
-    out = [
-        (f"{chat['messages']}-msg chat after a {r['burst']['messages']:,} burst: the deriver"
-         " reaches it, from its post", _s(chat["reached_s"]), ""),
-        ("  ... its queue drains, from the deriver reaching it / from its post",
-         _s(chat["drained_after_reached_s"], chat["drained_after_post_s"]), "<= 10 s"),
-    ]  # fmt: skip
-    pending = " -> ".join(f"{p:,}" for p in fair["a_unfinished_units"])
-    for key, label, target in (("other_partition", "another partition", "p50 <= 1000 ms"),
-                               ("same_partition", "A's partition", "p50 <= 1000 ms")):  # fmt: skip
-        f = fair[key]["observation_ms"]
-        out.append((f"fairness, A {pending} units to do: B in {label}, accepted -> an"
-                    f" observation, p50 / max ({_found(f)})", _ms(f, "p50_ms", "max_ms"),
-                    target))  # fmt: skip
-    return out
-
-
-def rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The load figures as rows of the benchmark table."""
-    if not r:
-        return []
-    return [*_formation_rows(r["formation"], r["freshness"]),
-            *_read_rows(r["quiet"], r["loaded"]), *_burst_rows(r)]  # fmt: skip
-
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m mnemo_cli.bench_load``: the load figures alone, on the running stack."""
-    p = argparse.ArgumentParser(prog="python -m mnemo_cli.bench_load", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m mnemo_cli.bench_load",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     for name, info in LoadSettings.model_fields.items():
-        p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None,
-                       help=f"default {info.default}")  # fmt: skip
+        p.add_argument(
+            f"--{name.replace('_', '-')}", dest=name, default=None, help=f"default {info.default}"
+        )
     args = {k: v for k, v in vars(p.parse_args(argv)).items() if v is not None}
     sizes = LoadSettings(**args)
     from mnemo_cli.local import gateway_url

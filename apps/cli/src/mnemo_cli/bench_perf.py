@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from mnemo_cli import bench_context, bench_grpc, bench_load
+from mnemo_cli import bench_context, bench_grpc, bench_load, bench_load_report
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_memory import embedding, freshness
 from mnemo_cli.bench_storage import compare_stores
@@ -183,7 +183,7 @@ async def bench(
     await asyncio.to_thread(up, settings, 90.0, memory)
     if load == "only":
         figures = await bench_load.run(settings, bench_load.LoadSettings(), gateway_url())
-        _table(bench_load.rows(figures))
+        _table(bench_load_report.rows(figures))
         return _write({"load": figures})
     limits = httpx.Limits(max_connections=clients * 2)
     headers = auth_headers(settings)
@@ -253,7 +253,7 @@ async def bench(
     ]
     if not memory:
         rows = rows[: 3 + len(bench_grpc.rows(grpc_figures))]
-    rows += bench_load.rows(load_figures)
+    rows += bench_load_report.rows(load_figures)
     print(f"\nMnemo, {clients} concurrent clients, {seconds:.0f}s per write-path run\n")
     _table(rows)
     result: dict[str, object] = {

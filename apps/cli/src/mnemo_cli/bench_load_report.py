@@ -1,0 +1,138 @@
+"""The load figures of ``bench_load`` as rows of the benchmark table: (figure, value, target)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ms(f: dict[str, float], *keys: str) -> str:
+    return " / ".join(f"{f[k]:.1f}" for k in keys) + " ms"
+
+
+def _s(*seconds: float | None) -> str:
+    """Seconds, or ``never`` for what did not happen within the run's limit."""
+    return " / ".join("never" if s is None else f"{s:.1f}" for s in seconds) + " s"
+
+
+def _found(f: dict[str, Any]) -> str:
+    """How many probes a freshness figure has, and how many were never found."""
+    missed = f.get("not_found", 0)
+    return f"n {f['n']}" + (f", {missed} never" if missed else "")
+
+
+def _cores(label: str, cost: dict[str, Any]) -> tuple[str, str, str]:
+    """Where the CPU went during a figure: each process's cores, and the host's load."""
+    seconds = cost["seconds"] or 1.0
+    used = ", ".join(f"{k} {v / seconds:.2f}" for k, v in cost["cpu_s"].items())
+    return (f"  ... cores used ({label})", used or "n/a", f"host load {cost['host_load'][-1]}")
+
+
+def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[str, str, str]]:
+    cpu = form["cost"]["cpu_s"]
+    per = ", ".join(
+        f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres") if k in cpu
+    )
+    drained = form.get("drained", True)
+    until = "all formed" if drained else f"the limit, {form['seconds']:.0f} s (not all formed)"
+    out = [
+        (
+            f"memory formation, {form['messages']:,} msgs flat out until {until}",
+            f"{'' if drained else '< '}{form['msg_per_s']:.1f} msg/s",
+            "",
+        ),
+        ("  ... CPU ms per message formed", per or "n/a", ""),
+        (
+            "  ... the queue status of that workspace (the SDK's wait), p50",
+            f"{form.get('queue_status_p50_ms', 0.0):.0f} ms",
+            "",
+        ),
+        _cores("formation", form["cost"]),
+    ]
+    rate = fresh["load"]["achieved_msg_per_s"]
+    for kind, label, target in (
+        ("observation_ms", "an observation", "p50 <= 1000 ms"),
+        ("search_ms", "found by search", ""),
+    ):
+        f = fresh[kind]
+        out.append(
+            (
+                f"freshness at {rate:.0f} msg/s (half): accepted -> {label}, p50 / p99"
+                f" ({_found(f)})",
+                _ms(f, "p50_ms", "p99_ms"),
+                target,
+            )
+        )
+    return out
+
+
+# Read -> (the percentiles shown, its label, its target).
+_READ_ROWS = {
+    "get_context": (("p50_ms", "p99_ms"), "get_context, search query, 2000 tokens", "p99 <= 25 ms"),
+    "prefetch": (("p50_ms", "p95_ms"), "dialectic prefetch (conclusions/query, 12)", ""),
+    "chat": (("p50_ms", "p95_ms"), "peer chat (local reasoner)", ""),
+}
+
+
+def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str, str, str]]:
+    out = []
+    for n in sorted(quiet, key=int):
+        rate = loaded[n]["load"]["achieved_msg_per_s"]
+        for kind, (keys, label, target) in _READ_ROWS.items():
+            shown = " / ".join(k.removesuffix("_ms") for k in keys)
+            q, lo = quiet[n]["reads"][kind], loaded[n]["reads"][kind]
+            ratio = lo[keys[-1]] / q[keys[-1]] if q[keys[-1]] else 0.0
+            out.append((f"{label}, history {int(n):,}: quiet, {shown}", _ms(q, *keys), ""))
+            out.append(
+                (
+                    f"{label}, history {int(n):,}: at {rate:.0f} msg/s, {shown} (x quiet)",
+                    f"{_ms(lo, *keys)} ({ratio:.2f}x)",
+                    f"{target} (<= 1.5x)" if target else "",
+                )
+            )
+        out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
+    if quiet:
+        out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"]))
+    return out
+
+
+def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
+    chat, fair = r["chat"], r["fairness"]
+    out = [
+        (
+            f"{chat['messages']}-msg chat after a {r['burst']['messages']:,} burst: the deriver"
+            " reaches it, from its post",
+            _s(chat["reached_s"]),
+            "",
+        ),
+        (
+            "  ... its queue drains, from the deriver reaching it / from its post",
+            _s(chat["drained_after_reached_s"], chat["drained_after_post_s"]),
+            "<= 10 s",
+        ),
+    ]
+    pending = " -> ".join(f"{p:,}" for p in fair["a_unfinished_units"])
+    for key, label, target in (
+        ("other_partition", "another partition", "p50 <= 1000 ms"),
+        ("same_partition", "A's partition", "p50 <= 1000 ms"),
+    ):
+        f = fair[key]["observation_ms"]
+        out.append(
+            (
+                f"fairness, A {pending} units to do: B in {label}, accepted -> an"
+                f" observation, p50 / max ({_found(f)})",
+                _ms(f, "p50_ms", "max_ms"),
+                target,
+            )
+        )
+    return out
+
+
+def rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The load figures as rows of the benchmark table."""
+    if not r:
+        return []
+    return [
+        *_formation_rows(r["formation"], r["freshness"]),
+        *_read_rows(r["quiet"], r["loaded"]),
+        *_burst_rows(r),
+    ]
