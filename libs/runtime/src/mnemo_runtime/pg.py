@@ -13,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 
 # What every pool of ``open_pool`` hands out: connections whose rows are dicts.
 Connection = AsyncConnection[DictRow]
-Pool = AsyncConnectionPool[AsyncConnection[DictRow]]
+Pool = AsyncConnectionPool[Connection]
 Row = TypeVar("Row")
 
 # Session settings of every pooled connection. A filtered search of an HNSW graph (pgvector)
