@@ -36,6 +36,8 @@ _CARD = re.compile(r"<card>\n(.*?)\n</card>", re.S)
 
 @dataclass(frozen=True)
 class Obs:
+    """One line of the listing."""
+
     id: str
     level: str
     date: str
@@ -73,6 +75,7 @@ def listing(request: ModelRequest) -> list[Obs] | None:
 
 
 def acted(request: ModelRequest) -> bool:
+    """Whether the skill has made its edits already (any call beyond discovery)."""
     return any(
         isinstance(b, ToolUseBlock) and b.name not in DISCOVERY
         for m in request.messages
@@ -81,6 +84,7 @@ def acted(request: ModelRequest) -> bool:
 
 
 def reply(request: ModelRequest, calls: Calls, text: str) -> ModelResponse:
+    """The skill's turn: ``calls`` to make (none: it stops), with ``text``."""
     prompt = request.system + "".join(
         json.dumps(m.model_dump(mode="json")) for m in request.messages
     )
@@ -97,6 +101,7 @@ def reply(request: ModelRequest, calls: Calls, text: str) -> ModelResponse:
 
 
 def opening(request: ModelRequest) -> tuple[str, list[str]]:
+    """The peer the dream is about and its card's lines, from the opening turn."""
     first = request.messages[0].text() if request.messages else ""
     peer, card = _PEER.search(first), _CARD.search(first)
     lines = [] if card is None or card[1] == "(empty)" else card[1].splitlines()
