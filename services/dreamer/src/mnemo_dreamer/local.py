@@ -108,6 +108,17 @@ def opening(request: ModelRequest) -> tuple[str, list[str]]:
     return (peer[1].strip() if peer else ""), lines
 
 
+def listed(request: ModelRequest, skill: str) -> list[Obs] | ModelResponse:
+    """The listing to act on; or the turn every skill takes alike: asking for the listing
+    first, and stopping once it has acted."""
+    obs = listing(request)
+    if obs is None:
+        return reply(request, [("recent_observations", {"limit": 500})], "")
+    if acted(request):
+        return reply(request, [], f"local-heuristic {skill} done")
+    return obs
+
+
 def subject_name(peer: str) -> str:
     """The peer's name as a sentence's subject."""
     return peer[:1].upper() + peer[1:] if peer else ""

@@ -15,8 +15,7 @@ from collections import defaultdict
 from mnemo_dreamer.local import (
     Calls,
     Obs,
-    acted,
-    listing,
+    listed,
     opening,
     reply,
     subject_name,
@@ -118,11 +117,9 @@ class LocalDeduction:
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The deduction specialist's next turn."""
-        obs = listing(request)
-        if obs is None:
-            return reply(request, [("recent_observations", {"limit": 500})], "")
-        if acted(request):
-            return reply(request, [], "local-heuristic deduction done")
+        obs = listed(request, "deduction")
+        if isinstance(obs, ModelResponse):
+            return obs
         peer, card = opening(request)
         calls = (
             self._updates(obs)

@@ -12,8 +12,7 @@ from collections import defaultdict
 from mnemo_dreamer.local import (
     Calls,
     Obs,
-    acted,
-    listing,
+    listed,
     opening,
     reply,
     subject_name,
@@ -78,11 +77,9 @@ class LocalInduction:
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The induction specialist's next turn."""
-        obs = listing(request)
-        if obs is None:
-            return reply(request, [("recent_observations", {"limit": 500})], "")
-        if acted(request):
-            return reply(request, [], "local-heuristic induction done")
+        obs = listed(request, "induction")
+        if isinstance(obs, ModelResponse):
+            return obs
         peer, _ = opening(request)
         known = " ".join(o.content.casefold() for o in obs if o.level == "inductive")
         by_term: dict[str, list[Obs]] = defaultdict(list)
