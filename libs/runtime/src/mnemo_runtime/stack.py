@@ -197,10 +197,11 @@ def _pg_bin(name: str) -> str:
     return str(Path(POSTGRES_BIN_PATH) / name)
 
 
-def _as_pg_user() -> dict[str, object]:
-    """subprocess kwargs that drop to an unprivileged user when running as root."""
+def _pg_user() -> str | None:
+    """The unprivileged user Postgres's programs run as when this process is root (created if
+    missing); None when it is not root."""
     if os.geteuid() != 0:
-        return {}
+        return None
     try:
         pwd.getpwnam(_PG_USER)
     except KeyError:
@@ -209,7 +210,7 @@ def _as_pg_user() -> dict[str, object]:
             check=True,
             capture_output=True,
         )
-    return {"user": _PG_USER, "group": _PG_USER}
+    return _PG_USER
 
 
 def _open_path_for(path: Path, user: str) -> None:
@@ -263,13 +264,13 @@ class LocalPostgres:
         self.root.mkdir(parents=True, exist_ok=True)
         if read_pid(self.pidfile) and port_open(self.port):
             return self.url()
-        kw = _as_pg_user()
-        if kw:
+        user = _pg_user()
+        if user:
             _pg_bin_readable()
             _open_path_for(self.root, _PG_USER)
         if not (self.data / "PG_VERSION").exists():
             self.data.mkdir(exist_ok=True)
-            if kw:
+            if user:
                 _open_path_for(self.data, _PG_USER)
             subprocess.run(
                 [
@@ -284,7 +285,8 @@ class LocalPostgres:
                 ],
                 check=True,
                 capture_output=True,
-                **kw,  # type: ignore[call-overload]
+                user=user,
+                group=user,
             )
         log = self.root / "postgres.log"
         # Autovacuum passes over the growing messages table are spread out, so that on a small
@@ -299,7 +301,7 @@ class LocalPostgres:
         )
         if not self.durable:
             opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        if kw:
+        if user:
             log.touch()
             _open_path_for(log, _PG_USER)
         subprocess.run(
@@ -319,7 +321,8 @@ class LocalPostgres:
             check=True,
             capture_output=True,
             start_new_session=True,
-            **kw,  # type: ignore[call-overload]
+            user=user,
+            group=user,
         )
         wait_port(self.port, 30, "postgres", log)
         return self.url()

@@ -69,7 +69,8 @@ def struct_of(message: Any, field: str) -> dict[str, Any] | None:
     """The dict a Struct field holds, or None when the field is unset."""
     if not message.HasField(field):
         return None
-    return plain(json_format.MessageToDict(getattr(message, field)))  # type: ignore[no-any-return]
+    found: dict[str, Any] = plain(json_format.MessageToDict(getattr(message, field)))
+    return found
 
 
 def to_struct(value: dict[str, Any] | None) -> struct_pb2.Struct | None:
