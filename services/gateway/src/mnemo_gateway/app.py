@@ -106,7 +106,7 @@ def build_app(
     pool: Pool,
     local_ingest: LocalIngest | None = None,
     auth: AuthSettings | None = None,
-) -> FastAPI:
+) -> Edge:
     """The HTTP app; NATS and Postgres are opened (and closed) by the caller.
 
     ``local_ingest`` is ingest in this process, if it runs here: commands go to it directly.
@@ -162,15 +162,15 @@ def build_app(
     ):
         app.include_router(r.router)
 
-    edge = _Edge(app, HotPath(app, services), settings.max_body_bytes, marks, authority)
-    return edge  # type: ignore[return-value]
+    edge = Edge(app, HotPath(app, services), settings.max_body_bytes, marks, authority)
+    return edge
 
 
 # Label values stay bounded whatever clients send.
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
-class _Edge:
+class Edge:
     """Pure ASGI middleware refusing oversized bodies (413) and requests without a valid key
     (401, see ``auth.gate``) before they are read; the rest goes to ``inner`` (the direct path
     for posting messages, then FastAPI). It times every request into the latency histogram,

@@ -1,6 +1,6 @@
 """The HTTP wiring of the authority: a check at the edge and one app-wide FastAPI dependency.
 
-The edge (``app._Edge``, in front of the direct path for posting messages and of FastAPI) answers
+The edge (``app.Edge``, in front of the direct path for posting messages and of FastAPI) answers
 401 to any request without a valid key, except on the public paths, before a byte of the body is
 read: nobody unauthenticated learns even how a request would have been refused. The dependency,
 which every route gets, then authorises the key for the matched route's template and its ids
