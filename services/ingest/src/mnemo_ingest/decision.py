@@ -82,7 +82,7 @@ class Builder:
             **fields,
         }
         event = make.model_construct(**values)
-        self.model.apply(event)  # type: ignore[arg-type]
+        self.model.apply(event)
         self.decision.events.append(event)
 
     def ensure_peer(self, peer_id: str) -> None:

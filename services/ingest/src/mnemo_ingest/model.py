@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from mnemo_schema.config import WorkspaceConfiguration
 from mnemo_schema.events import (
+    Envelope,
     Event,
     MessageDeleted,
     MessagePosted,
@@ -64,8 +65,8 @@ class WorkspaceModel:
     deleted_messages: set[str] = field(default_factory=set)
     watermark: int = 0
 
-    def apply(self, event: Event, seq: int = 0) -> None:
-        """Fold one event into the model."""
+    def apply(self, event: Event | Envelope, seq: int = 0) -> None:
+        """Fold one event into the model (one it does not follow changes nothing)."""
         self.watermark = max(self.watermark, seq)
         match event:
             case WorkspaceCreated(configuration=cfg):
