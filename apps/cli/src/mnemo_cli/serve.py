@@ -21,6 +21,7 @@ from mnemo_deriver.settings import DeriverSettings
 from mnemo_dialectic.app import run as run_dialectic
 from mnemo_dreamer.app import run as run_dreamer
 from mnemo_gateway.app import build_app as build_gateway
+from mnemo_gateway.app import server as gateway_server
 from mnemo_gateway.commands import LocalIngest
 from mnemo_gateway.grpc_api.server import GrpcSettings, grpc_gateway
 from mnemo_gateway.settings import GatewaySettings
@@ -155,17 +156,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             gs = GatewaySettings()
             # With ingest in this process, the gateway hands it commands directly.
             app = build_gateway(gs, infra.nc, infra.pool, local_ingest)
-            config = uvicorn.Config(
-                app,
-                host=gs.host,
-                port=gs.port,
-                log_level="warning",
-                access_log=False,
-                lifespan="on",
-                loop="none",
-                http="httptools",
-            )
-            server = uvicorn.Server(config)
+            server = gateway_server(app, gs)
             tasks.append(asyncio.create_task(server.serve(), name="gateway"))
             # Beside the server, never in a request: queue.empty detection and delivery.
             tasks.append(

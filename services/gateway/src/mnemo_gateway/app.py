@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import uvicorn
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 from nats.aio.client import Client as NATS
@@ -164,6 +165,21 @@ def build_app(
 
     edge = Edge(app, HotPath(app, services), settings.max_body_bytes, marks, authority)
     return edge
+
+
+def server(app: Edge, settings: GatewaySettings) -> uvicorn.Server:
+    """The HTTP server for ``app``, on the caller's event loop (uvloop where it runs)."""
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop="none",
+        http="httptools",
+    )
+    return uvicorn.Server(config)
 
 
 # Label values stay bounded whatever clients send.
