@@ -11,13 +11,16 @@ messages without content are removed without one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
 
 # JetStream's answer to deleting a sequence that holds no message (erased already).
 NO_MESSAGE = 10057
@@ -41,11 +44,19 @@ async def read_stored(
     after: int = 0,
 ) -> list[Stored]:
     """Every message of ``stream`` on ``filter_subject`` with sequence above ``after`` (and below
-    ``before``), oldest first, through an ephemeral consumer that acknowledges nothing."""
-    sub = await js.pull_subscribe(
-        filter_subject,
-        stream=stream,
-        config=ConsumerConfig(
+    ``before``), oldest first, through a consumer of the read's own that acknowledges nothing.
+
+    The consumer is deleted once read. Unsubscribing does not delete it, and the server had kept
+    each one for its inactive threshold: a stack under load (the eraser reads new events this
+    way several times a second) held about a thousand at a time and reached the server's limit
+    on consumers, so every consumer anyone made was refused until some expired. The threshold
+    stays, for a reader killed before it could delete its consumer."""
+    name = f"read-{uuid.uuid4().hex}"
+    await js.add_consumer(
+        stream,
+        ConsumerConfig(
+            name=name,
+            filter_subject=filter_subject,
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
             opt_start_seq=after + 1,
             ack_policy=AckPolicy.NONE,
@@ -53,20 +64,29 @@ async def read_stored(
             mem_storage=True,
         ),
     )
-    out: list[Stored] = []
     try:
-        remaining = int((await sub.consumer_info()).num_pending or 0)
-        while remaining > 0:
-            msgs = await sub.fetch(min(remaining, 1000), timeout=10)
-            remaining -= len(msgs)
-            for m in msgs:
-                seq = int(m.metadata.sequence.stream)
-                if before is not None and seq >= before:
-                    return out
-                out.append(Stored(seq, m.subject, m.data))
-        return out
+        sub = await js.pull_subscribe_bind(name, stream)
+        try:
+            return await _read(sub, before)
+        finally:
+            await sub.unsubscribe()
     finally:
-        await sub.unsubscribe()
+        with contextlib.suppress(NotFoundError):
+            await js.delete_consumer(stream, name)
+
+
+async def _read(sub: JetStreamContext.PullSubscription, before: int | None) -> list[Stored]:
+    out: list[Stored] = []
+    remaining = int((await sub.consumer_info()).num_pending or 0)
+    while remaining > 0:
+        msgs = await sub.fetch(min(remaining, 1000), timeout=10)
+        remaining -= len(msgs)
+        for m in msgs:
+            seq = int(m.metadata.sequence.stream)
+            if before is not None and seq >= before:
+                return out
+            out.append(Stored(seq, m.subject, m.data))
+    return out
 
 
 class EraseFailed(RuntimeError):

@@ -6,13 +6,13 @@ import contextlib
 from collections.abc import Awaitable, Sequence
 
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
 from mnemo_runtime.bus import EventPublisher
 from mnemo_runtime.deadletters import undecodable
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.streams import read_stored
 from mnemo_schema import subjects
 from mnemo_schema.events import Envelope, Event, decode_event
 from mnemo_schema.keys import KeyRevoked
@@ -21,7 +21,7 @@ log = get_logger("mnemo.ingest")
 
 
 class JetStreamLog:
-    """Appends through the publisher; reads entity history with a filtered consumer."""
+    """Appends through the publisher; reads entity history with a filtered consumer of its own."""
 
     def __init__(self, js: JetStreamContext) -> None:
         self._js = js
@@ -40,33 +40,12 @@ class JetStreamLog:
         return newest
 
     async def entity_history(self, workspace: str) -> list[tuple[int, Event]]:
-        sub = await self._js.pull_subscribe(
-            subjects.entity_filter(workspace),
-            stream=subjects.STREAM,
-            config=ConsumerConfig(
-                deliver_policy=DeliverPolicy.ALL,
-                ack_policy=AckPolicy.NONE,
-                inactive_threshold=30.0,
-                mem_storage=True,
-            ),
-        )
-        try:
-            info = await sub.consumer_info()
-            remaining = int(info.num_pending or 0)
-            out: list[tuple[int, Event]] = []
-            while remaining > 0:
-                msgs = await sub.fetch(min(remaining, 1000), timeout=10)
-                for m in msgs:
-                    seq = int(m.metadata.sequence.stream)
-                    try:
-                        out.append((seq, decode_event(m.data)))
-                    except ValidationError as err:
-                        # A poison event (the projector quarantines it) must not stop the
-                        # workspace from taking commands: the write model goes without it.
-                        log.error(
-                            "ingest.undecodable_entity_event", seq=seq, error=undecodable(err)
-                        )
-                remaining -= len(msgs)
-            return out
-        finally:
-            await sub.unsubscribe()
+        out: list[tuple[int, Event]] = []
+        for m in await read_stored(self._js, subjects.STREAM, subjects.entity_filter(workspace)):
+            try:
+                out.append((m.seq, decode_event(m.data)))
+            except ValidationError as err:
+                # A poison event (the projector quarantines it) must not stop the workspace
+                # from taking commands: the write model goes without it.
+                log.error("ingest.undecodable_entity_event", seq=m.seq, error=undecodable(err))
+        return out
