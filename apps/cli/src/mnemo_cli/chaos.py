@@ -29,6 +29,7 @@ import httpx
 from mnemo_cli.chaos_checks import (
     Fault,
     Report,
+    check_consumers,
     check_messages,
     check_observations,
     check_ready,
@@ -186,6 +187,7 @@ async def _exercise(
     await check_messages(report, poster, dsn, client)
     await check_observations(report, poster.conversation.workspace, dsn)
     await _check_reads(report, client, poster)
+    await check_consumers(report, stack.nats_url, say)
     await check_ready(report, client, stack.url)
 
 

@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import nats
 import psycopg
 from psycopg.rows import dict_row
 
 from mnemo_cli.chaos_load import MARKER, Poster
+from mnemo_runtime.streams import READ_CONSUMER_THRESHOLD_S
+from mnemo_schema import subjects
 
 
 @dataclass
@@ -224,6 +227,37 @@ def _units(status: dict[str, Any]) -> str:
     return (
         f"{n['completed']:,} of {n['total']:,} units completed, {n['failed']:,} failed,"
         f" {n['in_progress']:,} in progress, {n['pending']:,} pending"
+    )
+
+
+async def check_consumers(report: Report, nats_url: str, say: Callable[[str], None]) -> None:
+    """No read's consumer left on the event stream once those of killed readers have expired.
+    A read of stored events makes a pull consumer of its own, neither durable nor pushing
+    (``mnemo_runtime.streams``), and deletes it when read; ones left behind had filled the
+    server's limit on consumers."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        deadline = time.monotonic() + READ_CONSUMER_THRESHOLD_S + 10.0
+        while True:
+            found = await js.consumers_info(subjects.STREAM)
+            left = [
+                c.name for c in found if not c.config.durable_name and not c.config.deliver_subject
+            ]
+            # A read may be under way at any moment: a couple at once is no leak.
+            if len(left) <= 2 or time.monotonic() > deadline:
+                break
+            say(
+                f"{len(left)} reads' consumers on the stream; waiting for killed readers' to expire"
+            )
+            await asyncio.sleep(2.0)
+    finally:
+        await nc.close()
+    report.check(
+        "no read's consumer left behind",
+        len(left) <= 2,
+        f"{len(found)} consumers on {subjects.STREAM}, {len(left)} of them reads' own"
+        + (f": {_sample(left)}" if left else ""),
     )
 
 

@@ -102,6 +102,11 @@ class ChaosStack:
         """The database the stack uses (as ``up`` recorded it)."""
         return recorded_stack(self.state)["database_url"]
 
+    @property
+    def nats_url(self) -> str:
+        """The NATS server the stack uses (as ``up`` recorded it)."""
+        return recorded_stack(self.state)["nats_url"]
+
     def admin_key(self) -> str:
         """The admin key ``up`` made for this stack."""
         return (self.state / ADMIN_KEY_FILE).read_text().strip()

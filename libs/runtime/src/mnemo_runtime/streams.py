@@ -25,6 +25,10 @@ from nats.js.errors import NotFoundError
 # JetStream's answer to deleting a sequence that holds no message (erased already).
 NO_MESSAGE = 10057
 _IN_FLIGHT = 32
+# The name every read's consumer starts with, and how long the server keeps one whose reader
+# died before deleting it.
+READ_CONSUMER_PREFIX = "read-"
+READ_CONSUMER_THRESHOLD_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ async def read_stored(
     way several times a second) held about a thousand at a time and reached the server's limit
     on consumers, so every consumer anyone made was refused until some expired. The threshold
     stays, for a reader killed before it could delete its consumer."""
-    name = f"read-{uuid.uuid4().hex}"
+    name = f"{READ_CONSUMER_PREFIX}{uuid.uuid4().hex}"
     await js.add_consumer(
         stream,
         ConsumerConfig(
@@ -60,7 +64,7 @@ async def read_stored(
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
             opt_start_seq=after + 1,
             ack_policy=AckPolicy.NONE,
-            inactive_threshold=30.0,
+            inactive_threshold=READ_CONSUMER_THRESHOLD_S,
             mem_storage=True,
         ),
     )
