@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import nats
@@ -10,6 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from mnemo_runtime import rpc
+from mnemo_runtime.precedence import Precedence, precedence
+from mnemo_runtime.reads_signal import ReadsSignal
 from mnemo_schema.errors import Refusal
 
 
@@ -130,4 +133,35 @@ async def test_a_caller_that_gives_up_stops_the_work_it_asked_for(own_nats):
         await asyncio.sleep(0.5)
         assert not stopped.is_set()
     finally:
+        await nc.close()
+
+
+async def test_a_query_being_answered_holds_back_the_background_steps_of_the_host(
+    own_nats, tmp_path
+):
+    """The answering process marks its queries on the host's reads signal; a process that
+    yields to reads (here, a second Precedence on the same file) sees them while they run."""
+    path = tmp_path / "reads.signal"
+    precedence().share_reads(ReadsSignal(path, writer=True))
+    other = Precedence(reads_max_wait_s=30.0, quiet_s=0.0)
+    other.share_reads(ReadsSignal(path))
+    seen: list[bool] = []
+
+    async def slow(ws: str, q: Ask) -> Answer:
+        seen.append(other.reading)
+        step = asyncio.ensure_future(other.background_step("test-rpc", "backlog"))
+        await asyncio.sleep(0.05)
+        seen.append(step.done())
+        step.cancel()
+        return Answer(workspace=ws, text=q.text)
+
+    nc = await nats.connect(own_nats)
+    try:
+        await rpc.serve(nc, "mnemo.qry.*.slow", Ask, slow, "slow")
+        assert not other.reading
+        await rpc.call(nc, "mnemo.qry.w1.slow", Ask(text="x"), Answer, 5)
+        assert seen == [True, False]  # marked while answered; the step waited
+        assert not other.reading
+    finally:
+        precedence().share_reads(None)
         await nc.close()

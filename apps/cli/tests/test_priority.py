@@ -177,3 +177,17 @@ def test_unset_leaves_every_backend_alone(stand_in: tuple[int, int]) -> None:
     priority.start()
     priority.joined(backend)
     assert _niceness(backend) == base
+
+
+def test_the_memory_process_yields_to_reads_only_at_a_background_priority(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mnemo_cli.local import _group
+
+    monkeypatch.setenv(MEMORY_PRIORITY, "idle")
+    assert _group("memory", local_postgres=False)["MNEMO_YIELD_TO_READS"] == "true"
+    monkeypatch.setenv(MEMORY_PRIORITY, "10")
+    assert _group("memory", local_postgres=False)["MNEMO_YIELD_TO_READS"] == "true"
+    assert "MNEMO_YIELD_TO_READS" not in _group("read", local_postgres=False)
+    monkeypatch.setenv(MEMORY_PRIORITY, "normal")
+    assert "MNEMO_YIELD_TO_READS" not in _group("memory", local_postgres=False)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 
 import pytest
 from prometheus_client import REGISTRY
 
 from mnemo_runtime.precedence import Precedence, precedence
+from mnemo_runtime.reads_signal import ReadsSignal
 
 
 async def _spin(times: int = 5) -> None:
@@ -76,3 +79,46 @@ async def test_the_stages_of_one_loop_share_its_precedence():
     assert precedence() is precedence()
     with pytest.raises(ValueError, match="max_wait_s"):
         Precedence(max_wait_s=0)
+
+
+async def test_a_background_step_waits_while_a_read_is_answered_and_a_moment_after():
+    order = Precedence(max_wait_s=30.0, reads_max_wait_s=30.0, quiet_s=0.05)
+    with order.answering():
+        assert order.reading
+        step = asyncio.create_task(order.background_step("test-read", "backlog"))
+        await asyncio.sleep(0.05)
+        assert not step.done()
+    assert order.reading  # within the quiet time after the read
+    waited = await asyncio.wait_for(step, timeout=5.0)
+    assert waited >= 0.05 + 0.05 - 0.01 and not order.reading
+
+
+async def test_under_reads_that_never_stop_one_step_goes_ahead_each_max_wait():
+    order = Precedence(max_wait_s=30.0, reads_max_wait_s=0.1)
+    ended: list[float] = []
+
+    async def step(i: int) -> None:
+        await order.background_step("test-ahead", f"backlog-{i}")
+        ended.append(time.monotonic())
+
+    with order.answering():
+        began = time.monotonic()
+        await asyncio.wait_for(asyncio.gather(*(step(i) for i in range(3))), timeout=10.0)
+    # Every step went ahead in the end, each alone: a max wait apart, never together.
+    assert ended[0] - began >= 0.1
+    assert all(b - a >= 0.1 - 0.005 for a, b in itertools.pairwise(ended))
+
+
+async def test_the_reads_of_another_process_hold_back_a_reader_of_the_host_signal(tmp_path):
+    answering, yielding = Precedence(), Precedence(reads_max_wait_s=30.0, quiet_s=0.0)
+    path = tmp_path / "reads.signal"
+    answering.share_reads(ReadsSignal(path, writer=True))
+    yielding.share_reads(ReadsSignal(path), max_wait_s=30.0)
+    with answering.answering():
+        assert yielding.reading
+        step = asyncio.create_task(yielding.background_step("test-host", "backlog"))
+        await asyncio.sleep(0.05)
+        assert not step.done()
+    await asyncio.wait_for(step, timeout=5.0)
+    with pytest.raises(ValueError, match="max_wait_s"):
+        yielding.share_reads(ReadsSignal(path), max_wait_s=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mnemo_projector.urgency import RecentWork, awaited
+from mnemo_projector.urgency import READING_TURN_S, Pace, RecentWork, awaited
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.observations import ObservationWritten
 
@@ -58,3 +58,12 @@ def test_only_messages_and_the_observations_made_of_them_are_awaited():
     dreamt = derived.model_copy(update={"origin": "dreamer", "level": "deductive"})
     assert awaited([posted]) and awaited([derived]) and awaited([dreamt, derived])
     assert not awaited([dreamt]) and not awaited([None]) and not awaited([])
+
+
+def test_a_batch_holds_what_the_pace_applies_in_a_turn_and_less_while_reads_are_answered():
+    pace = Pace(turn_s=0.25)
+    assert pace.limit() is None  # no pace yet
+    pace.record(1.0, 100)  # 10 ms an event
+    assert pace.limit() == 25
+    assert pace.limit(reading=True) == int(READING_TURN_S / 0.01)
+    assert Pace(turn_s=None).limit(reading=True) is None

@@ -75,6 +75,8 @@ SINGLE_OWNER: dict[str, dict[str, str]] = {
 }
 
 
+READS_SIGNAL_FILE = "reads.signal"
+
 # Memory formation is background work. Under ``up`` the memory process runs at this CPU priority:
 # ``idle`` (the default; Linux's SCHED_IDLE, elsewhere niceness 19), a niceness from 0 to 19, or
 # ``normal``. SCHED_IDLE gives it only CPU time no other process wants and lets any other process
@@ -126,12 +128,15 @@ def _priority(name: str) -> Callable[[], None] | None:
 
 def _group(name: str, local_postgres: bool) -> dict[str, str]:
     """The memory process's group priority; and its Postgres backends' too, when Postgres is
-    the one ``up`` started (a server elsewhere is not ours to renice)."""
+    the one ``up`` started (a server elsewhere is not ours to renice). At a background priority
+    it yields to the reads answered on the host, too (``mnemo_runtime.reads_signal``)."""
     if name != "memory":
         return {}
     env = group_environment(os.environ.get(MEMORY_PRIORITY, "idle"))
     if local_postgres and "MNEMO_GROUP_NICENESS" in env:
         env["MNEMO_PG_BACKEND_NICENESS"] = env["MNEMO_GROUP_NICENESS"]
+    if "MNEMO_GROUP_NICENESS" in env:
+        env["MNEMO_YIELD_TO_READS"] = "true"
     return env
 
 
@@ -192,6 +197,8 @@ def up(settings: InfraSettings, timeout: float = 90.0, memory: bool = True) -> s
         if admin_key_path(settings).exists():
             print(f"Admin key {admin_key_path(settings)}  (`mnemo key` prints it)")
     url = gateway_url()
+    # Where the process answering queries marks them for the memory process to yield to.
+    env.setdefault("MNEMO_READS_SIGNAL", str(run.resolve() / READS_SIGNAL_FILE))
     env.setdefault("MNEMO_GATEWAY_PORT", str(_port("MNEMO_GATEWAY_PORT", 8000)))
     # Tools started later (``mnemo bench``) find the stack here without being told.
     record_stack(

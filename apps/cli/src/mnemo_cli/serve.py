@@ -37,8 +37,10 @@ from mnemo_runtime.logging import configure_logging, get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.ops import BusWatch, OpsServer, start_ops
 from mnemo_runtime.partitions import Leases
+from mnemo_runtime.precedence import precedence
 from mnemo_runtime.priority import BackendPriority, group_niceness
 from mnemo_runtime.process import settle_heap, until_stopped
+from mnemo_runtime.reads_signal import ReadsSignal, open_reads_signal
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.tracing import configure_tracing
 from mnemo_schema import subjects
@@ -108,6 +110,7 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
         if needs_memory
         else None
     )
+    reads = _reads(components, infra_settings)
     ops: OpsServer | None = None
     durables = {d: s for c in components for d, s in stage_durables(c, infra.partitions).items()}
     # One holder of every partition lease this process takes (mnemo_runtime.partitions).
@@ -203,10 +206,24 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             await broker.stop()
         if memory is not None:
             await memory.close()
+        if reads is not None:
+            reads.close()
         await infra.close()
     if failed is not None:
         # A component died: exit non-zero, for the supervisor to start the process again.
         raise SystemExit(f"mnemo: a component failed ({failed.get_name()}); see the log")
+
+
+def _reads(components: Sequence[str], settings: InfraSettings) -> ReadsSignal | None:
+    """The host's reads signal for this process: written where queries are answered, waited on
+    by background steps where the process yields to reads (``mnemo up``: the memory process)."""
+    answers = "context" in components or "dialectic" in components
+    if settings.reads_signal is None or not (answers or settings.yield_to_reads):
+        return None
+    signal = open_reads_signal(settings.reads_signal, writer=answers)
+    if signal is not None:
+        precedence().share_reads(signal, max_wait_s=settings.reads_max_wait_s)
+    return signal
 
 
 async def _grpc(

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from mnemo_runtime.deadletters import transient
 from mnemo_runtime.logging import get_logger
+from mnemo_runtime.precedence import precedence
 from mnemo_runtime.tracing import extract_context, inject_headers, tracer
 from mnemo_schema import subjects
 from mnemo_schema.errors import Refusal, refusal
@@ -166,7 +167,10 @@ async def serve(
                     await msg.respond((await handler(ws, q)).model_dump_json().encode())
 
             try:
-                await _cancellable(nc, (msg.headers or {}).get(CANCEL_HEADER), answer)
+                # Someone waits on it: the background work of this process, and of the others
+                # on the host that yield to reads, waits too (see ``precedence``).
+                with precedence().answering():
+                    await _cancellable(nc, (msg.headers or {}).get(CANCEL_HEADER), answer)
             except asyncio.CancelledError:
                 current = asyncio.current_task()
                 if current is not None and current.cancelling():

@@ -40,6 +40,13 @@ class InfraSettings(BaseSettings):
     pg_backend_niceness: int | None = Field(
         default=None, alias="MNEMO_PG_BACKEND_NICENESS", ge=0, le=19
     )
+    # The host's reads signal (``mnemo_runtime.reads_signal``): the process answering queries
+    # marks them in this file and a process yielding to reads (``yield_to_reads``) waits on it
+    # between background steps. ``mnemo up`` sets both, for processes that share one host.
+    reads_signal: Path | None = Field(default=None, alias="MNEMO_READS_SIGNAL")
+    yield_to_reads: bool = Field(default=False, alias="MNEMO_YIELD_TO_READS")
+    # Under reads that never stop, one background step goes ahead this often (seconds).
+    reads_max_wait_s: float = Field(default=2.0, alias="MNEMO_READS_MAX_WAIT_S", gt=0, le=60)
     # How Postgres plans this process's prepared statements (``plan_cache_mode``; see
     # ``pg.literal_cursor``): ``mnemo up`` and the chart set ``force_generic_plan`` for the
     # processes that only read. Unset: the server's setting.

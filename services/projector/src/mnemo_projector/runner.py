@@ -39,6 +39,7 @@ from mnemo_runtime import direct
 from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.pg import Connection, Pool
+from mnemo_runtime.precedence import precedence
 from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
@@ -173,11 +174,9 @@ class Projector:
                         continue
                 while not inbox.empty():
                     lines.put(Delivered.of(inbox.get_nowait()))
-                workspace, items = lines.take(self._pace.limit())
-                began = time.monotonic()
-                if not await self._apply_in_turn(lines, workspace, items, began):
+                workspace, items = lines.take(self._pace.limit(precedence().reading))
+                if not await self._apply_in_turn(lines, workspace, items, time.monotonic()):
                     return
-                self._pace.record(time.monotonic() - began, len(items))
                 await self._redrives.run(at_most_every_s=5.0)
         finally:
             try:
@@ -191,15 +190,23 @@ class Projector:
         """``_apply``; for a projection taking workspaces in turns, a conversation's batch as
         foreground work and a backlog's after the foreground work of the process."""
         if self._recent is None or not items:
-            return await self._apply(lines, workspace, items)
+            return await self._paced(lines, workspace, items)
         return await self._recent.in_turn(
             f"projector-{self.projection.name}",
             workspace,
             [d.event for d in items],
             lines.waiting(workspace),
             now,
-            lambda: self._apply(lines, workspace, items),
+            lambda: self._paced(lines, workspace, items),
         )
+
+    async def _paced(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
+        """``_apply``, its time (not the batch's wait for its turn) recorded for the pace."""
+        began = time.monotonic()
+        applied = await self._apply(lines, workspace, items)
+        if applied:
+            self._pace.record(time.monotonic() - began, len(items))
+        return applied
 
     async def _apply(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
         """Apply one batch of ``workspace``'s line (none: only move the floor past what was

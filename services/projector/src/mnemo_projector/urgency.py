@@ -75,18 +75,26 @@ class RecentWork:
             del self._applied[ws]
 
 
+# A batch's time while reads are answered: a backlog's step then runs only when no read has
+# been for a while, or as the one that goes ahead of reads that never stop (see precedence),
+# and that one runs beside the reads.
+READING_TURN_S = 0.02
+
+
 class Pace:
     """How many events a batch may hold: as many as the pace of the last batches applies in
-    ``turn_s``, so that another workspace's turn comes soon (None: no limit)."""
+    ``turn_s`` (``READING_TURN_S`` while reads are answered), so that another workspace's turn
+    comes soon and a read does not wait behind a long batch (None: no limit)."""
 
     def __init__(self, turn_s: float | None) -> None:
         self.turn_s = turn_s
         self.seconds_per_event: float | None = None
 
-    def limit(self) -> int | None:
+    def limit(self, reading: bool = False) -> int | None:
         if self.turn_s is None or self.seconds_per_event is None:
             return None
-        return max(1, int(self.turn_s / self.seconds_per_event))
+        turn = min(self.turn_s, READING_TURN_S) if reading else self.turn_s
+        return max(1, int(turn / self.seconds_per_event))
 
     def record(self, seconds: float, events: int) -> None:
         """A batch of ``events`` took ``seconds``."""
