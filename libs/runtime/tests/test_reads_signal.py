@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,6 +52,33 @@ def test_a_count_left_by_a_dead_writer_goes_stale_and_a_new_writer_starts_at_zer
     reader.close()
     del answering
     dead.close()
+
+
+def test_a_count_left_by_a_killed_writer_is_read_as_none_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "reads.signal"
+    code = (
+        "import os, sys; from pathlib import Path;"
+        "from mnemo_runtime.reads_signal import ReadsSignal;"
+        "w = ReadsSignal(Path(sys.argv[1]), writer=True); m = w.reading(); m.__enter__();"
+        "print('marked', flush=True); sys.stdin.read()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "marked"
+        reader = ReadsSignal(path)
+        assert reader.busy(quiet_s=0.0)  # answering, alive
+        child.kill()
+        child.wait(timeout=10)
+        assert not reader.busy(quiet_s=0.0)  # killed mid-read: nothing holds the host back
+        reader.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
 
 
 def test_only_the_writer_marks_reads_and_without_a_path_there_is_no_signal(

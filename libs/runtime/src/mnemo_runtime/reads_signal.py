@@ -10,11 +10,12 @@ against 27-30 ms). So a process doing background work waits, between its steps, 
 answered (``mnemo_runtime.precedence``); and on one host, the process answering them says so
 here for the others.
 
-The signal is a file of two 64-bit numbers shared by ``mmap``: the queries in flight and when
-that count last changed (``CLOCK_MONOTONIC``, which every process of the host shares). One
-process writes it (the one answering queries) and any number read it. A writer that died with
-queries in flight leaves a count that goes stale: after ``STALE_S`` without a change it is read
-as none, and the next writer starts it at zero.
+The signal is a file of three 64-bit numbers shared by ``mmap``: the queries in flight, when
+that count last changed (``CLOCK_MONOTONIC``, which every process of the host shares) and the
+writer's pid. One process writes it (the one answering queries) and any number read it. A count
+left by a writer that died answering is read as none once its pid is gone (a killed read
+process had otherwise held back the memory process's backlog until a new one started), or after
+``STALE_S`` without a change; the next writer starts it at zero.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-SIZE = 16
+SIZE = 24
 # A count unchanged this long is a dead writer's (a query takes seconds at most, a chat with a
 # remote model a minute or two).
 STALE_S = 300.0
@@ -47,9 +48,11 @@ class ReadsSignal:
         # Aligned 8-byte stores and loads: a reader never sees half of a number.
         self._in_flight = ctypes.c_int64.from_buffer(self._map, 0)
         self._changed = ctypes.c_int64.from_buffer(self._map, 8)
+        self._pid = ctypes.c_int64.from_buffer(self._map, 16)
         self.writer = writer
         self._mine = 0
         if writer:
+            self._pid.value = os.getpid()
             self._set(0)
 
     def _set(self, in_flight: int) -> None:
@@ -74,12 +77,25 @@ class ReadsSignal:
         since = (time.monotonic_ns() - self._changed.value) / 1e9
         if since < quiet_s:
             return True
-        return self._in_flight.value > 0 and since < STALE_S
+        return self._in_flight.value > 0 and since < STALE_S and _alive(self._pid.value)
 
     def close(self) -> None:
         """Let go of the file (the numbers first: the map cannot close while they refer to it)."""
-        del self._in_flight, self._changed
+        del self._in_flight, self._changed, self._pid
         self._map.close()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user's counts: it exists)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def open_reads_signal(path: Path | None, *, writer: bool) -> ReadsSignal | None:
