@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from mnemo_dreamer.app import local_dreamer
 from mnemo_runtime.models import ModelRequest, ModelResponse, Stage, Usage
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
+from mnemo_runtime.precedence import precedence
 from mnemo_schema.dreams import DreamCompleted, DreamDue
 from mnemo_schema.observations import ObservationWritten
 
@@ -102,3 +104,16 @@ async def test_dream_cost_by_representation_size(world, size: int) -> None:
     )
     assert scripted.model_calls == 7 and heuristic.model_calls in (5, 6)
     assert len(world.log.of(DreamCompleted)) == 2
+
+
+async def test_a_dream_waits_between_its_turns_while_a_read_is_answered(world) -> None:
+    world.memory.add("o1", "Alice lives in Boston", day=0)
+    world.memory.add("o3", "Alice moved to Denver", day=30)
+    local = local_dreamer(Stage.DREAMER_DEDUCTION)
+    order = precedence()
+    with order.answering():
+        dream = asyncio.ensure_future(world.dreamer(model=local, induction=local).dream(DUE))
+        await asyncio.sleep(0.1)
+        assert not dream.done() and not world.log.of(ObservationWritten)
+    done = await asyncio.wait_for(dream, timeout=10.0)
+    assert done is not None and done.deductive_written == 1

@@ -23,6 +23,7 @@ from mnemo_runtime.models import (
     ToolSpec,
     with_instructions,
 )
+from mnemo_runtime.precedence import precedence
 from mnemo_schema.config import WorkspaceConfiguration, creates_card, instructions
 
 Tool = Callable[[DreamSession, dict[str, Any]], Awaitable[str]]
@@ -226,6 +227,10 @@ async def run_specialist(
     messages = [Message.user(prompts.opening(s.observer, s.observed, card))]
     tools = tuple(t for t, _ in spec.tools.values())
     for _ in range(max_calls):
+        # A dream is background work: each turn waits while reads are answered (see
+        # mnemo_runtime.precedence). It holds only its representation's lock meanwhile, which
+        # no read takes.
+        await precedence().background_step("dreamer", s.workspace)
         request = ModelRequest(
             stage=spec.stage,
             system=spec.system,
