@@ -188,6 +188,9 @@ def test_the_memory_process_yields_to_reads_only_at_a_background_priority(
     assert _group("memory", local_postgres=False)["MNEMO_YIELD_TO_READS"] == "true"
     monkeypatch.setenv(MEMORY_PRIORITY, "10")
     assert _group("memory", local_postgres=False)["MNEMO_YIELD_TO_READS"] == "true"
+    monkeypatch.setenv("MNEMO_YIELD_TO_READS", "false")  # asked for: formation never waits
+    assert _group("memory", local_postgres=False)["MNEMO_YIELD_TO_READS"] == "false"
+    monkeypatch.delenv("MNEMO_YIELD_TO_READS")
     assert "MNEMO_YIELD_TO_READS" not in _group("read", local_postgres=False)
     monkeypatch.setenv(MEMORY_PRIORITY, "normal")
     assert "MNEMO_YIELD_TO_READS" not in _group("memory", local_postgres=False)

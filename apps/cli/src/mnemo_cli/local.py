@@ -136,7 +136,7 @@ def _group(name: str, local_postgres: bool) -> dict[str, str]:
     if local_postgres and "MNEMO_GROUP_NICENESS" in env:
         env["MNEMO_PG_BACKEND_NICENESS"] = env["MNEMO_GROUP_NICENESS"]
     if "MNEMO_GROUP_NICENESS" in env:
-        env["MNEMO_YIELD_TO_READS"] = "true"
+        env["MNEMO_YIELD_TO_READS"] = os.environ.get("MNEMO_YIELD_TO_READS", "true")
     return env
 
 
