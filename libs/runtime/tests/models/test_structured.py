@@ -153,3 +153,17 @@ def test_tool_choice_name_only_when_forced():
         ToolChoice(mode="tool")
     with pytest.raises(ValidationError):
         ToolChoice(mode="auto", name="x")
+
+
+def test_a_tool_for_an_output_carries_the_models_schema_made_once_and_copied() -> None:
+    class Found(BaseModel):
+        """What was found."""
+
+        items: list[str]
+
+    first, second = ToolSpec.for_output(Found), ToolSpec.for_output(Found, name="found")
+    assert first.input_schema == second.input_schema == Found.model_json_schema()
+    assert (first.name, second.name, first.description) == ("Found", "found", "What was found.")
+    # One tool's schema changed by a caller does not change the next tool's.
+    first.input_schema["properties"]["items"]["title"] = "changed"
+    assert ToolSpec.for_output(Found).input_schema == Found.model_json_schema()

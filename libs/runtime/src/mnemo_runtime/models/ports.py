@@ -7,6 +7,8 @@ see a provider SDK or a provider exception.
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Protocol, Self
@@ -95,8 +97,16 @@ class ToolSpec(_Frozen):
         return cls(
             name=name or output.__name__,
             description=description or (doc[0] if doc else f"Return a {output.__name__}."),
-            input_schema=output.model_json_schema(),
+            input_schema=copy.deepcopy(_schema(output)),
         )
+
+
+@functools.cache
+def _schema(output: type[BaseModel]) -> dict[str, Any]:
+    """``output``'s JSON schema, generated once per model. Generated for every call (0.27 ms
+    for the deriver's output, against 0.02 ms to copy it), it held 53 % of the memory process's
+    busy samples while it caught up on a backlog of small batches."""
+    return output.model_json_schema()
 
 
 class ToolChoice(_Frozen):
