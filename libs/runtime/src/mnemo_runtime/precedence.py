@@ -117,9 +117,10 @@ class Precedence:
 
     async def background_step(self, stage: str, workspace: str) -> float:
         """Wait, before a step of ``workspace``'s background work, while foreground work of
-        another workspace runs (at most ``max_wait_s``); the seconds waited. A workspace's own
-        foreground work never holds back its other work: one conversation's messages are
-        derived in any order of batches anyway."""
+        another workspace runs (at most ``max_wait_s``), then while reads are answered (see
+        ``_after_reads``); the seconds waited. A workspace's own foreground work never holds
+        back its other work: one conversation's messages are derived in any order of batches
+        anyway."""
         if not self._others(workspace) and not self.reading:
             return 0.0
         began = time.monotonic()
