@@ -28,6 +28,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from mnemo_runtime.stack import pid_alive
+
 SIZE = 24
 # A count unchanged this long is a dead writer's (a query takes seconds at most, a chat with a
 # remote model a minute or two).
@@ -77,7 +79,7 @@ class ReadsSignal:
         since = (time.monotonic_ns() - self._changed.value) / 1e9
         if since < quiet_s:
             return True
-        return self._in_flight.value > 0 and since < STALE_S and _alive(self._pid.value)
+        return self._in_flight.value > 0 and since < STALE_S and _writer_alive(self._pid.value)
 
     def close(self) -> None:
         """Let go of the file (the numbers first: the map cannot close while they refer to it)."""
@@ -85,17 +87,9 @@ class ReadsSignal:
         self._map.close()
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (one of another user's counts: it exists)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _writer_alive(pid: int) -> bool:
+    """Whether the writer ``pid`` runs (0: none has written yet)."""
+    return pid > 0 and pid_alive(pid)
 
 
 def open_reads_signal(path: Path | None, *, writer: bool) -> ReadsSignal | None:
