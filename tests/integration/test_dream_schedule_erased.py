@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+from nats.js.errors import NotFoundError
 
 from mnemo_dreamer.adapters.bus import consume_observations
 from mnemo_dreamer.adapters.memory import PgMemory
@@ -79,8 +80,11 @@ class Running:
         # earlier one was handled.
         deadline = time.monotonic() + 20
         while True:
-            info = await self.infra.js.consumer_info(subjects.STREAM, DREAM_SCHEDULER_DURABLE)
-            if info.ack_floor.stream_seq >= seq and not info.num_ack_pending:
+            try:
+                info = await self.infra.js.consumer_info(subjects.STREAM, DREAM_SCHEDULER_DURABLE)
+            except NotFoundError:
+                info = None  # the consumer's task has not created its durable yet
+            if info is not None and info.ack_floor.stream_seq >= seq and not info.num_ack_pending:
                 return await self.rows()
             assert time.monotonic() < deadline, "the schedule's consumer did not get there"
             await asyncio.sleep(0.05)
