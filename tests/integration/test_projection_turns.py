@@ -1,6 +1,7 @@
 """A projection that takes a partition's workspaces in turns: a workspace sharing its partition
 with another's backlog is applied without waiting for all of it, every event exactly once, also
-across a projector stopped mid-backlog and started again (real JetStream and Postgres)."""
+across a projector stopped mid-backlog and started again, and with a backlog larger than it may
+hold (real JetStream and Postgres)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from psycopg import AsyncConnection
 
@@ -33,6 +34,11 @@ class _Turns:
     pipelined = False
     fair = True
 
+    def __init__(self) -> None:
+        # The projector applying it, if told: how many events it held at each batch.
+        self.projector: Projector | None = None
+        self.held: list[int] = []
+
     def filters(self, partition: int) -> list[str]:
         return [subjects.message_filter(partition)]
 
@@ -43,6 +49,8 @@ class _Turns:
         )
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
+        if self.projector is not None:
+            self.held.append(self.projector.held)
         for seq, event in batch:
             await conn.execute("SELECT pg_sleep(0.004)")
             await conn.execute(
@@ -89,7 +97,7 @@ async def _rows(infra: Infra, sql: str, *args: object) -> list[Any]:
         return await cur.fetchall()
 
 
-async def _projector(infra: Infra, partition: int) -> Projector:
+async def _projector(infra: Infra, partition: int, max_held: int = 20_000) -> Projector:
     projection = _Turns()
     async with infra.pool.connection() as conn:
         await projection.setup(conn)
@@ -101,7 +109,9 @@ async def _projector(infra: Infra, partition: int) -> Projector:
         BATCH,
         partition=partition,
         partitions=infra.partitions,
+        max_held=max_held,
     )
+    projection.projector = projector
     await projector.setup()
     return projector
 
@@ -183,5 +193,29 @@ async def test_a_projector_stopped_past_its_floor_applies_nothing_twice(own_nats
         rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
         assert len(rows) == 161 and {r["applied"] for r in rows} == {1}
         assert sum(r["workspace"] == b for r in rows) == 1
+    finally:
+        await infra.close()
+
+
+async def test_a_backlog_beyond_what_a_projector_holds_is_received_as_room_frees(
+    own_nats, fresh_database
+):
+    infra = await open_infra(own_nats, fresh_database, "test-turns-held")
+    a = "turns-a"
+    b = neighbour(a, infra.partitions)
+    partition = subjects.partition_of(a, infra.partitions)
+    try:
+        await _post(infra, a, 150)
+        await _post(infra, b, 20)
+        last = (await _post(infra, a, 30))[-1]
+        projector = await _projector(infra, partition, max_held=4 * BATCH)
+        assert await asyncio.wait_for(projector.catch_up(), 60) >= last
+        # It stopped receiving several times and never held more than it may.
+        assert projector.pauses >= 3
+        held = cast(_Turns, projector.projection).held
+        assert held and max(held) <= 4 * BATCH
+        rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
+        assert len(rows) == 200 and {r["applied"] for r in rows} == {1}
+        assert sum(r["workspace"] == b for r in rows) == 20
     finally:
         await infra.close()

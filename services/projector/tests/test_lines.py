@@ -8,7 +8,7 @@ from mnemo_projector.quarantine import Delivered
 
 
 def _event(seq: int, workspace: str) -> Delivered:
-    return Delivered(seq, f"mnemo.evt.{workspace}.0.msg.s", b"", None)
+    return Delivered(seq, f"mnemo.evt.{workspace}.0.msg.s", b"")
 
 
 def _seqs(batch: list[Delivered]) -> list[int]:

@@ -32,13 +32,22 @@ def _group(
     pool: Pool,
     partitions: int,
     batch_size: int,
+    held: int,
     turn_s: float | None = None,
 ) -> ProjectionGroup:
     return ProjectionGroup(
         projection,
         pool,
         lambda p: Projector(
-            projection, nc, js, pool, batch_size, partition=p, partitions=partitions, turn_s=turn_s
+            projection,
+            nc,
+            js,
+            pool,
+            batch_size,
+            partition=p,
+            partitions=partitions,
+            turn_s=turn_s,
+            max_held=held,
         ),
         partitions,
     )
@@ -52,7 +61,9 @@ def build_app(
     partitions: int,
 ) -> ProjectionGroup:
     """The Postgres entity projection."""
-    return _group(EntityProjection(), nc, js, pool, partitions, settings.batch_size)
+    return _group(
+        EntityProjection(), nc, js, pool, partitions, settings.batch_size, settings.held_events
+    )
 
 
 def build_memory(
@@ -72,7 +83,16 @@ def build_memory(
         near_distance=near_distance,
         upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
     )
-    return _group(projection, nc, js, pool, partitions, settings.memory_batch_size, settings.turn_s)
+    return _group(
+        projection,
+        nc,
+        js,
+        pool,
+        partitions,
+        settings.memory_batch_size,
+        settings.held_events,
+        settings.turn_s,
+    )
 
 
 def build_passages(
@@ -86,7 +106,14 @@ def build_passages(
     """The passage projection (messages cut, embedded and indexed for retrieval)."""
     projection = PassageProjection(memory.embedder)
     return _group(
-        projection, nc, js, pool, partitions, settings.passage_batch_size, settings.turn_s
+        projection,
+        nc,
+        js,
+        pool,
+        partitions,
+        settings.passage_batch_size,
+        settings.held_events,
+        settings.turn_s,
     )
 
 

@@ -22,24 +22,51 @@ from mnemo_runtime.pg import Connection
 from mnemo_schema.events import Event, decode_event
 
 
-@dataclass
 class Delivered:
-    """One event as the projection received it: decoded, or why not."""
+    """One event as the projection received it: its bytes, decoded when first asked for.
 
-    seq: int
-    subject: str
-    data: bytes
-    event: Event | None
-    error: str | None = None
+    A projection behind its log holds thousands of received events; decoded as they arrive,
+    they cost their decoding while the reads of the host are answered, and the memory of their
+    objects for as long as they wait. Decoded when their batch is applied (a step that waits
+    for reads, see ``mnemo_runtime.precedence``), they cost it once, then.
+    """
+
+    __slots__ = ("_error", "_event", "data", "seq", "subject")
+
+    def __init__(self, seq: int, subject: str, data: bytes) -> None:
+        self.seq = seq
+        self.subject = subject
+        self.data = data
+        self._event: Event | None = None
+        self._error: str | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Delivered):
+            return NotImplemented
+        return (self.seq, self.subject, self.data) == (other.seq, other.subject, other.data)
+
+    def __repr__(self) -> str:
+        return f"Delivered(seq={self.seq}, subject={self.subject!r})"
 
     @classmethod
     def of(cls, m: Msg) -> Delivered:
-        """Decode the event ``m`` carries, keeping the reason if it does not decode."""
-        seq = int(m.metadata.sequence.stream)
-        try:
-            return cls(seq, m.subject, m.data, decode_event(m.data))
-        except ValidationError as err:
-            return cls(seq, m.subject, m.data, None, undecodable(err))
+        """The event ``m`` carries, not yet decoded."""
+        return cls(int(m.metadata.sequence.stream), m.subject, m.data)
+
+    @property
+    def event(self) -> Event | None:
+        """The event, or None if it does not decode (``error`` says why)."""
+        if self._event is None and self._error is None:
+            try:
+                self._event = decode_event(self.data)
+            except ValidationError as err:
+                self._error = undecodable(err)
+        return self._event
+
+    @property
+    def error(self) -> str | None:
+        """Why the event does not decode, or None if it does."""
+        return None if self.event is not None else self._error
 
 
 @dataclass

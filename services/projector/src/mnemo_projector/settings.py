@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Self
+
+from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -17,6 +20,11 @@ class ProjectorSettings(BaseSettings):
     # about as many events as they apply in this long, by the pace of the last batches (and at
     # most the batch size), which bounds how long another workspace waits for its turn.
     turn_s: float = 0.25
+    # Events a partition's projector holds received and not yet applied, at most: far behind
+    # (an import, a burst the embedding cannot keep up with), it stops receiving until half of
+    # them are applied, so its memory stays bounded. Below it, the workspaces of a partition take
+    # turns as described above; past it, events are received in log order as room frees.
+    held_events: int = 20_000
     # Which projections this process keeps: the entity and message tables, the memory (observations
     # into Postgres and the vector index) and the message passages (embedded and indexed by word,
     # for retrieval). Each can run in a process of its own.
@@ -27,3 +35,10 @@ class ProjectorSettings(BaseSettings):
     # this many new points, once no observation has arrived for this long.
     optimize_after_points: int = 20_000
     optimize_quiet_s: float = 30.0
+
+    @model_validator(mode="after")
+    def _holds_a_batch(self) -> Self:
+        largest = max(self.batch_size, self.memory_batch_size, self.passage_batch_size)
+        if self.held_events < largest:
+            raise ValueError(f"held_events must be at least the largest batch size ({largest})")
+        return self
