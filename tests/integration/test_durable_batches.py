@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from nats.js.api import StreamConfig
+from nats.js.errors import NotFoundError
 
 from mnemo_runtime.bus import connect
 from mnemo_runtime.work import durable_batches, stage_consumer
@@ -41,5 +43,43 @@ async def test_waiting_messages_come_in_one_batch_and_a_lone_one_alone(own_nats:
         await alone.ack()
         stop.set()
         await batches.aclose()
+    finally:
+        await nc.close()
+
+
+async def test_batches_wait_for_room_and_stop_while_waiting(own_nats: str):
+    nc = await connect(own_nats, "test-batches-room")
+    js = nc.jetstream(timeout=5)
+    stop = asyncio.Event()
+    room = asyncio.Event()
+
+    async def has_room() -> None:
+        await room.wait()
+
+    try:
+        await js.add_stream(StreamConfig(name=subjects.STREAM, subjects=["room.>"]))
+        await js.publish("room.a", b"first")
+        batches = durable_batches(
+            js, stage_consumer("room.>", "stage", ack_wait=30), stop, fetch=256, room=has_room
+        )
+        waiting = asyncio.ensure_future(batches.__anext__())
+        await asyncio.sleep(0.5)
+        assert not waiting.done()  # no room: nothing fetched
+        with contextlib.suppress(NotFoundError):  # not even bound yet
+            info = await js.consumer_info(subjects.STREAM, "stage")
+            assert info.delivered.stream_seq == 0
+        room.set()
+        (first,) = await asyncio.wait_for(waiting, timeout=10)
+        assert first.data == b"first"
+        await first.ack()
+        room.clear()
+        waiting = asyncio.ensure_future(batches.__anext__())
+        await asyncio.sleep(0.1)
+        stop.set()  # stopping while waiting for room ends the batches
+        try:
+            await asyncio.wait_for(waiting, timeout=5)
+            raise AssertionError("a batch came without room")
+        except StopAsyncIteration:
+            pass
     finally:
         await nc.close()

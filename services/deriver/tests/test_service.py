@@ -532,3 +532,18 @@ async def test_the_applications_instructions_reach_the_deriver_prompt_per_batch(
     # One line for the representation, in order, its progress naming the session.
     assert parts["progress"].done_at == {RepKey("w", "alice", "alice"): 2}
     assert parts["progress"].sessions == {"s"}
+
+
+async def test_a_replica_holding_its_limit_takes_no_more_until_work_completes():
+    svc, _ = service(local_deriver(), held_messages=2)
+    s = Settled()
+    await svc.deliver(
+        0, [s.delivery(i, posted(i, "a", f"I like tea number {i}.", [("a", "a")])) for i in (1, 2)]
+    )
+    assert svc.held == 2
+    room = asyncio.ensure_future(svc.room())
+    await asyncio.sleep(0)
+    assert not room.done()  # the feeds wait here before fetching
+    await svc.flush()
+    await asyncio.wait_for(room, 5)
+    assert svc.held == 0 and sorted(s.acked) == [1, 2]

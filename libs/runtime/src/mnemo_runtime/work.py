@@ -159,23 +159,31 @@ class DurablePull:
                 await sub.unsubscribe()
 
 
+# Returns once the stage may take more deliveries.
+Room = Callable[[], Awaitable[None]]
+
+
 async def durable_batches(
     js: JetStreamContext,
     config: ConsumerConfig,
     stop: asyncio.Event,
     *,
     fetch: int = 256,
+    room: Room | None = None,
 ) -> AsyncGenerator[list[Msg], None]:
     """Batches from a durable, explicitly acknowledged consumer, until ``stop`` (through any
     outage of the bus: see ``DurablePull``).
 
     Each fetch wakes on the first message and then takes what is already waiting (when the
     consumer says anything is): one large fetch would linger until its batch filled or its
-    timeout passed.
+    timeout passed. With ``room``, each fetch first waits for it: a stage holding as much as it
+    may leaves the rest with the bus.
     """
     pull = DurablePull(js, config)
     try:
         while not stop.is_set():
+            if room is not None and not await _room_or_stop(room, stop):
+                break
             msgs = await pull.fetch(1, timeout=0.25)
             if not msgs:
                 continue
@@ -184,6 +192,17 @@ async def durable_batches(
             yield msgs
     finally:
         await pull.close()
+
+
+async def _room_or_stop(room: Room, stop: asyncio.Event) -> bool:
+    """Wait for ``room``; False if ``stop`` came first."""
+    waiting = asyncio.ensure_future(room())
+    if not waiting.done():
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (waiting, stopping):
+            task.cancel()
+    return not stop.is_set()
 
 
 def _more_waiting(m: Msg) -> bool:
@@ -214,13 +233,14 @@ async def message_deliveries(
     *,
     fetch: int = 256,
     dead: DeadLetters,
+    room: Room | None = None,
 ) -> AsyncIterator[list[Delivery]]:
     """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
 
     Other events on message subjects concern no such stage and are acknowledged at once;
     undecodable ones are parked in ``dead`` and acknowledged.
     """
-    async for msgs in durable_batches(js, config, stop, fetch=fetch):
+    async for msgs in durable_batches(js, config, stop, fetch=fetch, room=room):
         deliveries = []
         for m in msgs:
             event = await decode_or_park(m, dead)
@@ -258,8 +278,10 @@ class PartitionFeeds:
         released: Callable[[int], Awaitable[None]],
         dead: DeadLetters,
         fetch: int = 256,
+        room: Room | None = None,
     ) -> None:
         self.group = group
+        self._room = room
         self._js = js
         self._config = config
         self._handle = handle
@@ -291,7 +313,7 @@ class PartitionFeeds:
         while not stop.is_set():
             try:
                 async for deliveries in message_deliveries(
-                    self._js, config, stop, fetch=self._fetch, dead=self._dead
+                    self._js, config, stop, fetch=self._fetch, dead=self._dead, room=self._room
                 ):
                     await self._handle(partition, deliveries)
             except asyncio.CancelledError:

@@ -92,6 +92,8 @@ class DeriverService:
         self._work: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._room = asyncio.Event()
+        self._room.set()
 
     async def deliver(self, partition: int, deliveries: list[Delivery]) -> None:
         """Take delivered messages of ``partition`` into their representations' batches."""
@@ -118,6 +120,22 @@ class DeriverService:
                 for batch in self.batcher.add(key, item, now):
                     self.queue.put(batch)
         self._pump()
+
+    @property
+    def held(self) -> int:
+        """Messages delivered and not yet derived for every representation."""
+        return len(self._pending)
+
+    async def room(self) -> None:
+        """Return once fewer than ``held_messages`` messages are held: the feeds fetch no more
+        until then."""
+        while self.held >= self._s.held_messages:
+            self._room.clear()
+            await self._room.wait()
+
+    def _freed(self) -> None:
+        if self.held < self._s.held_messages:
+            self._room.set()
 
     def tick(self) -> int:
         """Queue the batches whose idle or age rule fired; how many."""
@@ -156,6 +174,7 @@ class DeriverService:
             await self._idle.wait()
         self._leaving.discard(partition)
         self._pending = {s: p for s, p in self._pending.items() if p.partition != partition}
+        self._freed()
         self._failures = Counter({k: n for k, n in self._failures.items() if keep(k[1])})
         self._turns.forget(partition)
 
@@ -365,6 +384,7 @@ class DeriverService:
                 continue
             if self._pending.get(item.seq) is p:
                 del self._pending[item.seq]
+                self._freed()
             try:
                 await p.delivery.ack()
             except Exception as err:  # delivered again after the ack deadline; done again

@@ -30,6 +30,11 @@ class DeriverSettings(BaseSettings):
     # work delivered again by the replica taking them over, so this only needs to outlast a
     # backlog; a delivery of a message still waiting or running is ignored.
     ack_wait_s: float = 600.0
+    # Messages a replica holds delivered and not yet derived, over all its partitions, at most
+    # (about: a fetch may take a batch past it). Each partition's durable holds its own share
+    # back at 20,000; this bounds the replica's memory when many partitions are far behind at
+    # once: it fetches again as work completes, and the rest waits in the bus.
+    held_messages: int = Field(default=50_000, ge=1)
     # Batches processed at once; more would only queue on the model and the database pool.
     max_concurrent_batches: int = Field(default=4, ge=1)
     # Slots beyond those, kept for a workspace with nothing running: while a backlog holds

@@ -49,6 +49,7 @@ async def consume(
         service.release,
         dead,
         settings.fetch_batch,
+        room=service.room,
     )
     leases.add(feeds)
     ticker = asyncio.create_task(_tick(service, stop))
