@@ -50,7 +50,7 @@ class _Turns:
 
     async def apply(self, conn: AsyncConnection, batch: Sequence[tuple[int, Event]]) -> None:
         if self.projector is not None:
-            self.held.append(self.projector.held)
+            self.held.append(self.projector.intake.held)
         for seq, event in batch:
             await conn.execute("SELECT pg_sleep(0.004)")
             await conn.execute(
@@ -211,7 +211,7 @@ async def test_a_backlog_beyond_what_a_projector_holds_is_received_as_room_frees
         projector = await _projector(infra, partition, max_held=4 * BATCH)
         assert await asyncio.wait_for(projector.catch_up(), 60) >= last
         # It stopped receiving several times and never held more than it may.
-        assert projector.pauses >= 3
+        assert projector.intake.pauses >= 3
         held = cast(_Turns, projector.projection).held
         assert held and max(held) <= 4 * BATCH
         rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
 from mnemo_deriver.extraction import extract
+from mnemo_deriver.held import HeldMessages, Pending
 from mnemo_deriver.ports import DeadLetters, ObservationLog, Progress, TurnLog
 from mnemo_deriver.scheduling import FairQueue
 from mnemo_deriver.settings import DeriverSettings
@@ -45,13 +46,6 @@ _tracer = tracer("mnemo.deriver")
 
 # What became of a batch: derived, parked as a dead letter, or to be tried again.
 Outcome = Literal["done", "parked", "retry"]
-
-
-@dataclass
-class _Pending:
-    delivery: Delivery
-    remaining: int
-    partition: int
 
 
 @dataclass
@@ -83,7 +77,7 @@ class DeriverService:
         self.batcher = Batcher(settings.token_target, settings.idle_s, settings.max_age_s)
         self.queue = FairQueue()
         self._turns = PrecedingTurns()
-        self._pending: dict[int, _Pending] = {}
+        self.held = HeldMessages(settings.held_messages)
         self._partition: dict[str, int] = {}  # workspace -> its partition
         self._failures: Counter[tuple[int, RepKey]] = Counter()
         self._running: Counter[RepKey] = Counter()
@@ -92,8 +86,6 @@ class DeriverService:
         self._work: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._room = asyncio.Event()
-        self._room.set()
 
     async def deliver(self, partition: int, deliveries: list[Delivery]) -> None:
         """Take delivered messages of ``partition`` into their representations' batches."""
@@ -101,7 +93,7 @@ class DeriverService:
         for d in deliveries:
             e = d.event
             self._partition[e.workspace] = partition
-            pending = self._pending.get(d.seq)
+            pending = self.held.get(d.seq)
             if pending is not None:
                 # Delivered again while its batches wait or run: the newest delivery settles it.
                 pending.delivery = d
@@ -112,7 +104,7 @@ class DeriverService:
                 # counted); it still is the turn before the session's next message.
                 await d.ack()
                 continue
-            owner = self._pending[d.seq] = _Pending(d, len(e.representations), partition)
+            owner = self.held.hold(d, len(e.representations), partition)
             context = turn.message if turn.message and turn.message.peer_id != e.peer_id else None
             for rep in e.representations:
                 key = RepKey(e.workspace, rep.observer, rep.observed, e.instructions)
@@ -121,21 +113,10 @@ class DeriverService:
                     self.queue.put(batch)
         self._pump()
 
-    @property
-    def held(self) -> int:
-        """Messages delivered and not yet derived for every representation."""
-        return len(self._pending)
-
     async def room(self) -> None:
         """Return once fewer than ``held_messages`` messages are held: the feeds fetch no more
         until then."""
-        while self.held >= self._s.held_messages:
-            self._room.clear()
-            await self._room.wait()
-
-    def _freed(self) -> None:
-        if self.held < self._s.held_messages:
-            self._room.set()
+        await self.held.room()
 
     def tick(self) -> int:
         """Queue the batches whose idle or age rule fired; how many."""
@@ -173,8 +154,7 @@ class DeriverService:
             self._idle.clear()
             await self._idle.wait()
         self._leaving.discard(partition)
-        self._pending = {s: p for s, p in self._pending.items() if p.partition != partition}
-        self._freed()
+        self.held.forget(partition)
         self._failures = Counter({k: n for k, n in self._failures.items() if keep(k[1])})
         self._turns.forget(partition)
 
@@ -377,14 +357,8 @@ class DeriverService:
         for item in batch.items:
             self._failures.pop((item.seq, batch.key), None)
             p = item.owner
-            if not isinstance(p, _Pending):
+            if not isinstance(p, Pending) or not self.held.done_once(item.seq, p):
                 continue
-            p.remaining -= 1
-            if p.remaining > 0:
-                continue
-            if self._pending.get(item.seq) is p:
-                del self._pending[item.seq]
-                self._freed()
             try:
                 await p.delivery.ack()
             except Exception as err:  # delivered again after the ack deadline; done again
@@ -394,7 +368,7 @@ class DeriverService:
         """Tries of the batch's message: deliveries by the bus plus failures here since."""
         out = 1
         for i in batch.items:
-            delivered = i.owner.delivery.attempts if isinstance(i.owner, _Pending) else 1
+            delivered = i.owner.delivery.attempts if isinstance(i.owner, Pending) else 1
             out = max(out, delivered - 1 + max(1, self._failures[(i.seq, batch.key)]))
         return out
 

@@ -16,11 +16,10 @@ import time
 from typing import Any
 
 from nats.aio.client import Client as NATS
-from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy
 from psycopg import AsyncPipeline
 
+from mnemo_projector.intake import Intake
 from mnemo_projector.lines import Lines
 from mnemo_projector.positions import (
     Projection,
@@ -40,7 +39,6 @@ from mnemo_runtime.deadletters import DeadLetters, Letter, sanitised, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.pg import Connection, Pool
 from mnemo_runtime.precedence import precedence
-from mnemo_schema import subjects
 from mnemo_schema.events import Event
 
 log = get_logger("mnemo.projector")
@@ -65,15 +63,14 @@ class Projector:
         if max_held < batch_size:
             raise ValueError("max_held must be at least the batch size")
         self.projection = projection
-        # Events received and not yet applied, at most (about: what is in flight when the limit
-        # is reached comes in too): past it the loop stops receiving until half are applied.
-        self._max_held = max_held
         # A projection taking workspaces in turns: batches about ``turn_s`` long; in log order
         # (or no ``turn_s``): always ``batch_size`` at most.
         self._pace = Pace(turn_s if projection.fair else None)
         self._recent = RecentWork() if projection.fair else None
         self.partition = partition
         self._filters = projection.filters(partition)
+        # Events received and not yet applied: at most ``max_held`` (see ``intake``).
+        self.intake = Intake(js, self._filters, max_held, projection.name, partition)
         self._nc = nc
         self._js = js
         self._pool = pool
@@ -87,9 +84,6 @@ class Projector:
         # database went away.
         self._failing = True
         self.applied = 0
-        # Events received and waiting to be applied, as last counted; how often receiving paused.
-        self.held = 0
-        self.pauses = 0
 
     async def setup(self, read_model: bool = True) -> None:
         """Create the read model if needed (``read_model``: not when another partition's
@@ -145,17 +139,17 @@ class Projector:
             ahead = await read_ahead(conn, self.projection.name, self.partition)
         self.applied = floor
         lines = Lines(self._batch, fair=self.projection.fair, floor=floor, ahead=ahead)
-        inbox: asyncio.Queue[Msg] = asyncio.Queue()
-        sub: Any = await self._subscribe(floor + 1, inbox)
+        intake = self.intake
+        await intake.start(floor + 1)
         if self._failing:
             # Following the log again, the database answering: whatever failed is over (a
             # backlog's first batch can take long to apply; the lag says how far behind it is).
             await self._mark_failing(None)
         try:
             while not stop.is_set():
-                if sub is not None and not lines and lines.received <= self.applied:
+                if intake.receiving and not lines and lines.received <= self.applied:
                     try:
-                        lines.put(Delivered.of(await asyncio.wait_for(inbox.get(), 0.5)))
+                        lines.put(await intake.next(0.5))
                     except TimeoutError:
                         # Idle: a rebuild may have reset the position under us.
                         await self.projection.idle()
@@ -165,52 +159,13 @@ class Projector:
                             self.applied = position
                             return
                         continue
-                while not inbox.empty() and len(lines) < self._max_held:
-                    lines.put(Delivered.of(inbox.get_nowait()))
-                self.held = len(lines)
-                if sub is not None and len(lines) >= self._max_held:
-                    # Far behind: stop receiving, so that what waits stays bounded. What came
-                    # past the limit is let go and read from the log again once half is applied.
-                    await _unsubscribe(sub)
-                    sub = None
-                    _empty(inbox)
-                    self.pauses += 1
-                    log.info(
-                        "projector.receiving_paused",
-                        projection=self.projection.name,
-                        partition=self.partition,
-                        held=len(lines),
-                    )
-                elif sub is None and len(lines) <= self._max_held // 2:
-                    sub = await self._subscribe(lines.received + 1, inbox)
+                await intake.take_into(lines)
                 workspace, items = lines.take(self._pace.limit(precedence().reading))
                 if not await self._apply_in_turn(lines, workspace, items, time.monotonic()):
                     return
                 await self._redrives.run(at_most_every_s=5.0)
         finally:
-            if sub is not None:
-                await _unsubscribe(sub)
-
-    async def _subscribe(self, start: int, inbox: asyncio.Queue[Msg]) -> Any:
-        """Receive this projection's events from ``start`` on into ``inbox``.
-
-        An ordered push consumer: the server sends new events as they are stored, with flow
-        control and gap detection handled by the client; nothing is acknowledged because the
-        position lives in Postgres."""
-        several = len(self._filters) > 1
-        return await self._js.subscribe(
-            self._filters[0],
-            stream=subjects.STREAM,
-            cb=inbox.put,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
-            config=ConsumerConfig(
-                opt_start_seq=start,
-                mem_storage=True,
-                filter_subjects=self._filters if several else None,
-            ),
-            idle_heartbeat=5.0,
-        )
+            await intake.close()
 
     async def _apply_in_turn(
         self, lines: Lines, workspace: str, items: list[Delivered], now: float
@@ -426,15 +381,3 @@ class _PositionMoved(Exception):
 
 class _Undecodable(Exception):
     """An event that does not decode: quarantined without further tries."""
-
-
-async def _unsubscribe(sub: Any) -> None:
-    try:
-        await sub.unsubscribe()
-    except Exception:
-        log.debug("projector.unsubscribe_failed")
-
-
-def _empty(inbox: asyncio.Queue[Msg]) -> None:
-    while not inbox.empty():
-        inbox.get_nowait()
