@@ -27,14 +27,15 @@ from mnemo_runtime.pg import Pool
 
 def _group(
     projection: Projection,
+    settings: ProjectorSettings,
+    batch_size: int,
     nc: NATS,
     js: JetStreamContext,
     pool: Pool,
     partitions: int,
-    batch_size: int,
-    held: int,
-    turn_s: float | None = None,
 ) -> ProjectionGroup:
+    """Each partition's projector of ``projection``: batches of ``batch_size``, and the turns
+    (of a projection taking workspaces in turns) and held events ``settings`` says."""
     return ProjectionGroup(
         projection,
         pool,
@@ -46,8 +47,8 @@ def _group(
             batch_size,
             partition=p,
             partitions=partitions,
-            turn_s=turn_s,
-            max_held=held,
+            turn_s=settings.turn_s,
+            max_held=settings.held_events,
         ),
         partitions,
     )
@@ -61,9 +62,7 @@ def build_app(
     partitions: int,
 ) -> ProjectionGroup:
     """The Postgres entity projection."""
-    return _group(
-        EntityProjection(), nc, js, pool, partitions, settings.batch_size, settings.held_events
-    )
+    return _group(EntityProjection(), settings, settings.batch_size, nc, js, pool, partitions)
 
 
 def build_memory(
@@ -83,16 +82,7 @@ def build_memory(
         near_distance=near_distance,
         upkeep=IndexUpkeep(settings.optimize_after_points, settings.optimize_quiet_s),
     )
-    return _group(
-        projection,
-        nc,
-        js,
-        pool,
-        partitions,
-        settings.memory_batch_size,
-        settings.held_events,
-        settings.turn_s,
-    )
+    return _group(projection, settings, settings.memory_batch_size, nc, js, pool, partitions)
 
 
 def build_passages(
@@ -105,16 +95,7 @@ def build_passages(
 ) -> ProjectionGroup:
     """The passage projection (messages cut, embedded and indexed for retrieval)."""
     projection = PassageProjection(memory.embedder)
-    return _group(
-        projection,
-        nc,
-        js,
-        pool,
-        partitions,
-        settings.passage_batch_size,
-        settings.held_events,
-        settings.turn_s,
-    )
+    return _group(projection, settings, settings.passage_batch_size, nc, js, pool, partitions)
 
 
 def build_eraser(nc: NATS, js: JetStreamContext, pool: Pool, partitions: int) -> EraserGroup:
