@@ -26,9 +26,9 @@ class Delivered:
     """One event as the projection received it: its bytes, decoded when first asked for.
 
     A projection behind its log holds thousands of received events; decoded as they arrive,
-    they cost their decoding while the reads of the host are answered, and the memory of their
-    objects for as long as they wait. Decoded when their batch is applied (a step that waits
-    for reads, see ``mnemo_runtime.precedence``), they cost it once, then.
+    they would cost their decoding at the ingest rate, whatever else the host is doing, and the
+    memory of their objects (about five times their bytes) for as long as they wait. Decoded
+    when their batch is taken to be applied, they cost it a batch at a time.
     """
 
     __slots__ = ("_error", "_event", "data", "seq", "subject")
