@@ -53,14 +53,21 @@ async def test_batches_wait_for_room_and_stop_while_waiting(own_nats: str):
     stop = asyncio.Event()
     room = asyncio.Event()
 
-    async def has_room() -> None:
-        await room.wait()
+    class Gate:
+        """Room while ``room`` is set."""
+
+        @property
+        def full(self) -> bool:
+            return not room.is_set()
+
+        async def room(self) -> None:
+            await room.wait()
 
     try:
         await js.add_stream(StreamConfig(name=subjects.STREAM, subjects=["room.>"]))
         await js.publish("room.a", b"first")
         batches = durable_batches(
-            js, stage_consumer("room.>", "stage", ack_wait=30), stop, fetch=256, room=has_room
+            js, stage_consumer("room.>", "stage", ack_wait=30), stop, fetch=256, room=Gate()
         )
         waiting = asyncio.ensure_future(batches.__anext__())
         await asyncio.sleep(0.5)

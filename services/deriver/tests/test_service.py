@@ -541,7 +541,7 @@ async def test_a_replica_holding_its_limit_takes_no_more_until_work_completes():
         0, [s.delivery(i, posted(i, "a", f"I like tea number {i}.", [("a", "a")])) for i in (1, 2)]
     )
     assert len(svc.held) == 2
-    room = asyncio.ensure_future(svc.room())
+    room = asyncio.ensure_future(svc.held.room())
     await asyncio.sleep(0)
     assert not room.done()  # the feeds wait here before fetching
     await svc.flush()

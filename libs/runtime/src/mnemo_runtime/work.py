@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -159,8 +160,14 @@ class DurablePull:
                 await sub.unsubscribe()
 
 
-# Returns once the stage may take more deliveries.
-Room = Callable[[], Awaitable[None]]
+class Room(Protocol):
+    """How much more a stage may take: ``full`` says whether it must wait, ``room`` returns
+    once it may take more."""
+
+    @property
+    def full(self) -> bool: ...
+
+    async def room(self) -> None: ...
 
 
 async def durable_batches(
@@ -182,7 +189,7 @@ async def durable_batches(
     pull = DurablePull(js, config)
     try:
         while not stop.is_set():
-            if room is not None and not await _room_or_stop(room, stop):
+            if room is not None and room.full and not await _room_or_stop(room, stop):
                 break
             msgs = await pull.fetch(1, timeout=0.25)
             if not msgs:
@@ -196,12 +203,11 @@ async def durable_batches(
 
 async def _room_or_stop(room: Room, stop: asyncio.Event) -> bool:
     """Wait for ``room``; False if ``stop`` came first."""
-    waiting = asyncio.ensure_future(room())
-    if not waiting.done():
-        stopping = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (waiting, stopping):
-            task.cancel()
+    waiting = asyncio.ensure_future(room.room())
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (waiting, stopping):
+        task.cancel()
     return not stop.is_set()
 
 

@@ -59,12 +59,17 @@ class HeldMessages:
         self._by_seq = {s: p for s, p in self._by_seq.items() if p.partition != partition}
         self._freed()
 
+    @property
+    def full(self) -> bool:
+        """Whether ``limit`` messages are held: no more are fetched until some are done."""
+        return len(self._by_seq) >= self.limit
+
     async def room(self) -> None:
         """Return once fewer than ``limit`` messages are held."""
-        while len(self._by_seq) >= self.limit:
+        while self.full:
             self._room.clear()
             await self._room.wait()
 
     def _freed(self) -> None:
-        if len(self._by_seq) < self.limit:
+        if not self.full:
             self._room.set()

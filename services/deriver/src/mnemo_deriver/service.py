@@ -113,11 +113,6 @@ class DeriverService:
                     self.queue.put(batch)
         self._pump()
 
-    async def room(self) -> None:
-        """Return once fewer than ``held_messages`` messages are held: the feeds fetch no more
-        until then."""
-        await self.held.room()
-
     def tick(self) -> int:
         """Queue the batches whose idle or age rule fired; how many."""
         due = self.batcher.due(self._clock())

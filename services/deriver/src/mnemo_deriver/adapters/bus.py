@@ -49,7 +49,7 @@ async def consume(
         service.release,
         dead,
         settings.fetch_batch,
-        room=service.room,
+        room=service.held,
     )
     leases.add(feeds)
     ticker = asyncio.create_task(_tick(service, stop))
