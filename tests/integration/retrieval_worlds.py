@@ -249,3 +249,22 @@ async def documents(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
         ws, build_engine(pool, adapters), pool, adapters, ids, {v: k for k, v in ids.items()}
     )
     await pool.close()
+
+
+CROWD = 48
+
+
+@pytest.fixture(scope="module")
+async def crowd(pg_url: str, embedder: Embedder) -> AsyncIterator[World]:
+    """The turns of conv-26's first three sessions, each said by one of ``CROWD`` peers in
+    turn: a workspace of many senders."""
+    case, ws, pool, events = await _conversation(pg_url)
+    turns = [t for s in case.sessions[:3] for t in s.turns]
+    speakers = [f"peer-{n:02d}" for n in range(CROWD)]
+    events += [_message(ws, t.id, speakers[n % CROWD], t.text, t.at) for n, t in enumerate(turns)]
+    adapters = await _project(pool, embedder, events, [])
+    ids = {t.id: f"m-{t.id}" for t in turns}
+    yield World(
+        ws, build_engine(pool, adapters), pool, adapters, ids, {v: k for k, v in ids.items()}
+    )
+    await pool.close()

@@ -16,16 +16,18 @@ from mnemo_context.engine import EngineConfig, RetrievalEngine
 from mnemo_context.ports import OPEN, ListsAsk, PassageAsk, PassageHit
 from mnemo_projector.passages import split_passages
 from mnemo_runtime.vectors import PgVectorIndex
+from mnemo_runtime.vectors.pgvector import vector_literal
 from mnemo_schema.retrieval import RetrievalQuery
 
 from . import retrieval_worlds
-from .retrieval_worlds import LOCOMO, LONG, PLAN, World, top
+from .retrieval_worlds import CROWD, LOCOMO, LONG, PLAN, World, top
 
 # The worlds, module-scoped fixtures each test below asks for by name.
 embedder = retrieval_worlds.embedder
 world = retrieval_worlds.world
 derived = retrieval_worlds.derived
 documents = retrieval_worlds.documents
+crowd = retrieval_worlds.crowd
 
 pytestmark = pytest.mark.integration
 
@@ -235,6 +237,34 @@ async def test_a_passage_list_stops_before_the_message_past_its_count(documents:
     for n in (1, 2, 3, 5):
         cut = await both(PassageAsk(None, None, OPEN, 300, n))
         assert cut == [naming(hits, n) for hits in full]
+
+
+async def test_a_passage_list_of_one_sender_of_several_or_of_all_is_the_nearest_of_theirs(
+    crowd: World,
+) -> None:
+    # One sender's list, several senders' and everybody's, each from the graph or the B-tree as
+    # planned for its values: the exact ranking of those senders' passages in this workspace
+    # (the same arithmetic, without the index).
+    reads = PostgresEvidence(crowd.pool)
+    model = crowd.memory.embedder.model_name
+    some = [f"peer-{n:02d}" for n in range(0, CROWD, 5)]
+    for question in ("What did Melanie paint?", "Where does Caroline live now?"):
+        vector = await crowd.memory.embedder.embed_query(question)
+        for senders in (None, ["peer-03"], some, ["nobody"]):
+            got = await reads.dense(
+                crowd.ws, vector, model, ListsAsk(PassageAsk(senders, None, OPEN, 20, 20))
+            )
+            async with crowd.pool.connection() as conn, conn.transaction():
+                await conn.execute("SET LOCAL enable_indexscan = off")
+                cur = await conn.execute(
+                    "SELECT message_id, passage FROM message_passages WHERE workspace = %s"
+                    " AND (%s::text[] IS NULL OR peer_id = ANY(%s::text[]))"
+                    " ORDER BY embedding <#> %s::halfvec, message_id, passage LIMIT 20",
+                    (crowd.ws, senders, senders, vector_literal(vector)),
+                )
+                exact = [(r["message_id"], r["passage"]) for r in await cur.fetchall()]
+            assert [(h.message_id, h.passage) for h in got.passages] == exact, senders
+            assert bool(exact) == (senders != ["nobody"])
 
 
 SHAPES: dict[str, dict[str, object]] = {

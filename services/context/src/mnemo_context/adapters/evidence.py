@@ -247,12 +247,3 @@ class PostgresEvidence:
             )
             for r in rows
         ]
-
-    async def newest(self, ws: str, message_ids: Sequence[str]) -> datetime | None:
-        """The latest time among ``message_ids``' passages (what "now" is when not given)."""
-        rows = await self._all(
-            "SELECT max(created_at) AS at FROM message_passages"
-            " WHERE workspace = %(ws)s AND message_id = ANY(%(ids)s)",
-            {"ws": ws, "ids": list(message_ids)},
-        )
-        return rows[0]["at"] if rows else None
