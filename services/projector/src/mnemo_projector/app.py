@@ -18,6 +18,7 @@ from mnemo_projector.partitioned import EraserGroup, ProjectionGroup
 from mnemo_projector.passages import PassageProjection
 from mnemo_projector.positions import Projection
 from mnemo_projector.runner import Projector
+from mnemo_projector.sender_graphs import SenderGraphs
 from mnemo_projector.settings import ProjectorSettings
 from mnemo_runtime.infra import Infra
 from mnemo_runtime.memory.wiring import MemoryAdapters
@@ -94,7 +95,8 @@ def build_passages(
     partitions: int,
 ) -> ProjectionGroup:
     """The passage projection (messages cut, embedded and indexed for retrieval)."""
-    projection = PassageProjection(memory.embedder)
+    graphs = SenderGraphs(pool, settings.sender_graph_passages)
+    projection = PassageProjection(memory.embedder, graphs)
     return _group(projection, settings, settings.passage_batch_size, nc, js, pool, partitions)
 
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from mnemo_projector import lexicon
+from mnemo_projector import lexicon, sender_graphs
+from mnemo_projector.sender_graphs import SenderGraphs
 from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
@@ -121,8 +122,9 @@ class PassageProjection:
     pipelined = False  # apply() reads back which messages are new
     fair = True  # one workspace's backlog must not hold back another's (see lines)
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, graphs: SenderGraphs | None = None) -> None:
         self._embedder = embedder
+        self._graphs = graphs
 
     async def setup(self, conn: Connection) -> None:
         """Create the tables; start over from the log if they hold vectors made otherwise
@@ -153,6 +155,8 @@ class PassageProjection:
                 " SET dimension = EXCLUDED.dimension, model = EXCLUDED.model",
                 (dim, model),
             )
+            # The senders' own graphs went with a table made again.
+            await sender_graphs.forget_missing(conn)
 
     def filters(self, partition: int) -> list[str]:
         """Messages, and the entity events that erase them (a deleted workspace, session, peer or
@@ -164,7 +168,10 @@ class PassageProjection:
         return None
 
     async def idle(self) -> None:
-        """Nothing to maintain: the graph grows as passages are written."""
+        """Between batches: the graphs of senders grown large (``sender_graphs``), built in
+        the background."""
+        if self._graphs is not None:
+            self._graphs.upkeep()
 
     async def apply(self, conn: Connection, batch: Sequence[tuple[int, Event]]) -> None:
         posted: list[tuple[int, MessagePosted]] = []
@@ -177,6 +184,8 @@ class PassageProjection:
                 posted = []
                 await self._erase(conn, event)
         await self._write(conn, posted)
+        if self._graphs is not None:
+            self._graphs.upkeep()  # also under a load that leaves no partition idle
 
     async def _write(self, conn: Connection, posted: list[tuple[int, MessagePosted]]) -> None:
         if not posted:
@@ -250,12 +259,14 @@ class PassageProjection:
 
     async def _erase(self, conn: Connection, e: Erasure) -> None:
         if isinstance(e, WorkspaceDeleted):
+            await sender_graphs.drop_graphs(conn, e.workspace)
             await conn.execute("DELETE FROM message_passages WHERE workspace = %s", (e.workspace,))
             await lexicon.drop_workspace(conn, e.workspace, "m")
             return
         if isinstance(e, SessionDeleted):
             where, arg = "session_id = %s", e.session_id
         elif isinstance(e, PeerDeleted):
+            await sender_graphs.drop_graphs(conn, e.workspace, e.peer_id)
             where, arg = "peer_id = %s", e.peer_id
         else:
             where, arg = "message_id = %s", e.message_id

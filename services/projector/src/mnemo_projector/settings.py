@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -35,6 +35,9 @@ class ProjectorSettings(BaseSettings):
     # this many new points, once no observation has arrived for this long.
     optimize_after_points: int = 20_000
     optimize_quiet_s: float = 30.0
+    # A sender with this many passages gets a vector graph of its own, which a representation's
+    # read searches instead of the partition's (``sender_graphs``); 0: never.
+    sender_graph_passages: int = Field(default=2_000, ge=0)
 
     @model_validator(mode="after")
     def _holds_a_batch(self) -> Self:

@@ -159,7 +159,8 @@ def dense_passages(ask: PassageAsk, vector: str, model: str) -> tuple[str, dict[
     """CTEs ending in ``pc``: the passages nearest ``vector`` (pgvector's text form), cut. The
     statement is planned for its values: a small workspace is read by its B-tree and sorted
     exactly, a large one through the graph with an iterative scan (nearly, not strictly, in
-    order; ``_cut`` ranks them)."""
+    order; ``_cut`` ranks them), and one sender with many passages through the graph of its
+    own (``mnemo_projector.sender_graphs``), which its values select."""
     where, params = _passage_where(ask, single_sender=True)
     sql = (
         f"\ndp AS (SELECT {PASSAGE_COLS}, p.embedding <#> %(v)s::halfvec AS d"
