@@ -140,6 +140,15 @@ async def test_a_sender_with_many_passages_gets_a_graph_that_its_search_reads(
     assert got.passages[0].message_id == "alice-1"  # the bakery
 
 
+async def test_a_partition_holds_at_most_so_many_sender_graphs(stack: Stack) -> None:
+    # A workspace's senders share its partition: with room for one graph, the first takes it.
+    await stack.apply(*[said("w1", p, n) for p in ("alice", "bob") for n in range(AT)])
+    one = SenderGraphs(stack.pool, AT, every_s=0.0, per_partition=1)
+    assert await one.build_due() == 1
+    assert await recorded(stack.pool) == [("w1", "alice")]
+    assert await valid(stack.pool, graph_name("w1", "bob")) is None
+
+
 async def test_erasing_a_sender_or_its_workspace_drops_its_graph(stack: Stack) -> None:
     await stack.apply(*[said("w1", p, n) for p in ("alice", "bob") for n in range(AT)])
     await stack.apply(*[said("w2", "carol", n) for n in range(AT)])

@@ -46,6 +46,10 @@ CREATE TABLE IF NOT EXISTS sender_graphs (
 # How often the candidates are looked for, at most (each look reads one row per large workspace,
 # and the senders of a workspace whose passages changed since).
 EVERY_S = 10.0
+# Graphs of senders on one partition, at most: Postgres weighs each partial index of a table when
+# it plans a statement on it, and writes each row's predicate against every one, so their number
+# is bounded (512 over the 16 partitions); past it, a sender's search reads the partition's graph.
+PER_PARTITION = 32
 # The advisory lock a builder holds while it builds.
 LOCK = int.from_bytes(hashlib.sha256(b"mnemo.sender_graphs").digest()[:8], "big", signed=True)
 
@@ -79,12 +83,15 @@ async def drop_graphs(conn: Connection, workspace: str, peer_id: str | None = No
 
 class SenderGraphs:
     """Builds the graphs of the senders that have ``at`` passages (0: never), one at a time,
-    in the background of the process."""
+    in the background of the process, at most ``per_partition`` a partition."""
 
-    def __init__(self, pool: Pool, at: int, every_s: float = EVERY_S) -> None:
+    def __init__(
+        self, pool: Pool, at: int, every_s: float = EVERY_S, per_partition: int = PER_PARTITION
+    ) -> None:
         self._pool = pool
         self._at = at
         self._every_s = every_s
+        self._per_partition = per_partition
         self._next = 0.0
         self._seen: dict[str, int] = {}
         self._task: asyncio.Task[int] | None = None
@@ -159,6 +166,15 @@ class SenderGraphs:
         found = await cur.fetchone()
         if found is None:
             return 0  # erased meanwhile
+        cur = await conn.execute(
+            "SELECT count(*) AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE i.indrelid = %s::regclass AND c.relname LIKE %s",
+            (found["part"], PREFIX + "%"),
+        )
+        held = await cur.fetchone()
+        if held is not None and held["n"] >= self._per_partition:
+            log.info("passages.sender_graph_skipped", workspace=ws, peer=peer, full=found["part"])
+            return 0
         started = time.monotonic()
         await conn.execute("SET statement_timeout = 0")
         try:
