@@ -23,6 +23,7 @@ import numpy as np
 
 from mnemo_cli.bench_context import QUESTIONS
 from mnemo_cli.bench_fill import JITTER
+from mnemo_cli.migrations import migrate_all
 from mnemo_runtime.embeddings import Embedder, Vectors, build_embedder
 from mnemo_runtime.embeddings.bench import benchmark_sentences
 from mnemo_runtime.pg import open_pool
@@ -86,7 +87,10 @@ async def compare_stores(
     out: dict[str, Any] = {"points": 2 * n, "in_representation": n}
     with tempfile.TemporaryDirectory() as folder:
         local = LocalPostgres(Path(folder) / "pg", free_port(), durable=False)
-        pool = await open_pool(local.start(), min_size=1, max_size=2)
+        url = local.start()
+        # The schema the services make (the vector index records its model in it).
+        await migrate_all(url)
+        pool = await open_pool(url, min_size=1, max_size=2)
         try:
             pg = PgVectorIndex(pool)
             await pg.ensure(embedder.dimension, "bench")
