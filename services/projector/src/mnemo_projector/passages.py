@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from mnemo_projector import lexicon, sender_graphs
-from mnemo_projector.sender_graphs import SenderGraphs
+from mnemo_projector import lexicon
+from mnemo_projector.sender_graphs import SenderGraphs, drop_graphs, forget_missing
 from mnemo_runtime import positions
 from mnemo_runtime.embeddings import Embedder
 from mnemo_runtime.logging import get_logger
@@ -156,7 +156,7 @@ class PassageProjection:
                 (dim, model),
             )
             # The senders' own graphs went with a table made again.
-            await sender_graphs.forget_missing(conn)
+            await forget_missing(conn)
 
     def filters(self, partition: int) -> list[str]:
         """Messages, and the entity events that erase them (a deleted workspace, session, peer or
@@ -259,14 +259,14 @@ class PassageProjection:
 
     async def _erase(self, conn: Connection, e: Erasure) -> None:
         if isinstance(e, WorkspaceDeleted):
-            await sender_graphs.drop_graphs(conn, e.workspace)
+            await drop_graphs(conn, e.workspace)
             await conn.execute("DELETE FROM message_passages WHERE workspace = %s", (e.workspace,))
             await lexicon.drop_workspace(conn, e.workspace, "m")
             return
         if isinstance(e, SessionDeleted):
             where, arg = "session_id = %s", e.session_id
         elif isinstance(e, PeerDeleted):
-            await sender_graphs.drop_graphs(conn, e.workspace, e.peer_id)
+            await drop_graphs(conn, e.workspace, e.peer_id)
             where, arg = "peer_id = %s", e.peer_id
         else:
             where, arg = "message_id = %s", e.message_id

@@ -13,10 +13,10 @@ Such a graph is a partial index of the sender's partition (``WHERE workspace = .
 = ...``), which the statement planned for its values (``mnemo_context.adapters.lists``) uses
 by itself. It is built once the sender has ``at`` passages, between batches (``upkeep``),
 without blocking writes (``CREATE INDEX CONCURRENTLY``), at the priority of the process that
-keeps the passages, and recorded in ``sender_graphs``. It holds the sender's vectors a second
-time and every new passage of the sender is written to both graphs. Erasing the sender or its
-workspace drops it; a graph left unfinished (the process stopped during the build) is dropped
-and built again.
+keeps the passages, and recorded in the ``sender_graphs`` table (projector-0010). It holds the
+sender's vectors a second time and every new passage of the sender is written to both graphs.
+Erasing the sender or its workspace drops it; a graph left unfinished (the process stopped
+during the build) is dropped and built again.
 """
 
 from __future__ import annotations
@@ -33,16 +33,6 @@ from mnemo_runtime.pg import Connection, Pool
 log = get_logger("mnemo.projector.sender_graphs")
 
 PREFIX = "message_passages_g_"
-TABLE = """
-CREATE TABLE IF NOT EXISTS sender_graphs (
-    workspace text NOT NULL,
-    peer_id text NOT NULL,
-    name text NOT NULL,
-    passages integer NOT NULL,
-    built_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (workspace, peer_id)
-);
-"""
 # How often the candidates are looked for, at most (each look reads one row per large workspace,
 # and the senders of a workspace whose passages changed since).
 EVERY_S = 10.0
@@ -62,7 +52,6 @@ def graph_name(workspace: str, peer_id: str) -> str:
 
 async def forget_missing(conn: Connection) -> None:
     """Drop the records of graphs that no longer exist (their table was made again)."""
-    await conn.execute(TABLE)
     await conn.execute("DELETE FROM sender_graphs WHERE to_regclass(name) IS NULL")
 
 
