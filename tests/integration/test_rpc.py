@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Callable
 
 import nats
 import psycopg
@@ -165,3 +166,90 @@ async def test_a_query_being_answered_holds_back_the_background_steps_of_the_hos
     finally:
         precedence().share_reads(None)
         await nc.close()
+
+
+async def test_queries_are_answered_concurrently_up_to_the_bound(own_nats):
+    """A slow query does not hold the others of its kind behind it; past ``in_flight``
+    answered at once, queries wait their turn and are all answered."""
+    running = 0
+    most = 0
+    everyone = asyncio.Event()
+
+    async def meet(ws: str, q: Ask) -> Answer:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        if running >= q.n:
+            everyone.set()
+        try:
+            # Returns only once q.n queries run at once (or, bounded, after a while).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(everyone.wait(), 0.5 if q.text == "bounded" else 10)
+            return Answer(workspace=ws, text=q.text)
+        finally:
+            running -= 1
+
+    nc = await nats.connect(own_nats)
+    try:
+        await rpc.serve(nc, "mnemo.qry.*.meet", Ask, meet, "meet")
+        together = [
+            rpc.call(nc, "mnemo.qry.w.meet", Ask(text=f"q{i}", n=3), Answer, 5) for i in range(3)
+        ]
+        got = await asyncio.wait_for(asyncio.gather(*together), 5)
+        assert sorted(a.text for a in got) == ["q0", "q1", "q2"]
+        assert most == 3
+
+        most = 0
+        everyone.clear()
+        await rpc.serve(nc, "mnemo.qry.*.few", Ask, meet, "few", in_flight=2)
+        bounded = [
+            rpc.call(nc, "mnemo.qry.w.few", Ask(text="bounded", n=5), Answer, 10) for _ in range(5)
+        ]
+        got = await asyncio.gather(*bounded)
+        assert len(got) == 5 and not everyone.is_set()
+        assert most == 2
+    finally:
+        await nc.close()
+
+
+async def test_unsubscribing_lets_the_queries_being_answered_finish(own_nats):
+    """A stopping service answers what it has begun within its grace; a query still running
+    after it is told 503 at once, not left to the caller's timeout."""
+    release = asyncio.Event()
+
+    async def held(ws: str, q: Ask) -> Answer:
+        if q.text == "quick":
+            await release.wait()
+        else:
+            await asyncio.sleep(60)
+        return Answer(workspace=ws, text=q.text)
+
+    nc = await nats.connect(own_nats)
+    try:
+        served = await rpc.serve(nc, "mnemo.qry.*.held", Ask, held, "held")
+        quick = asyncio.ensure_future(
+            rpc.call(nc, "mnemo.qry.w.held", Ask(text="quick"), Answer, 10)
+        )
+        slow = asyncio.ensure_future(rpc.call(nc, "mnemo.qry.w.held", Ask(text="slow"), Answer, 30))
+        await _until(lambda: len(served.answering) == 2)
+        stopping = asyncio.ensure_future(served.unsubscribe(grace_s=1.0))
+        await asyncio.sleep(0.1)
+        release.set()
+        assert (await asyncio.wait_for(quick, 5)).text == "quick"
+        with pytest.raises(Refusal) as err:
+            await asyncio.wait_for(slow, 5)
+        assert err.value.status == 503 and "stopping" in err.value.detail
+        await asyncio.wait_for(stopping, 5)
+        assert not served.answering
+        # No longer subscribed: nobody answers.
+        with pytest.raises(Refusal) as err:
+            await rpc.call(nc, "mnemo.qry.w.held", Ask(text="quick"), Answer, 1)
+        assert err.value.status == 503
+    finally:
+        await nc.close()
+
+
+async def _until(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.01)

@@ -4,6 +4,11 @@ A query service answers on ``mnemo.qry.<workspace>.<kind>``. Replies are JSON: a
 error ``{"error": {"status", "detail", "field"}}`` that the gateway turns into the same HTTP
 error. A streamed reply is a sequence of messages to the requester's inbox, each a chunk, the
 last one carrying the header ``Mnemo-Stream: end``.
+
+A service answers its queries concurrently, up to ``IN_FLIGHT`` at once per subscription (a
+NATS subscription hands its messages over one at a time: awaited there, one slow chat would
+hold every other query of its kind behind it); beyond that, queries wait in the subscription's
+queue.
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ STREAM_HEADER = "Mnemo-Stream"
 # A subject of the query's own: a message on it means the caller gave up.
 CANCEL_HEADER = "Mnemo-Cancel"
 END = "end"
+# Queries of one subscription answered at once by one process.
+IN_FLIGHT = 64
+# On unsubscribing, how long the queries being answered are given to finish (within the 10 s a
+# stopping process gives its components); one still running then is told 503.
+GRACE_S = 5.0
 R = TypeVar("R", bound=BaseModel)
 Q = TypeVar("Q", bound=BaseModel)
 _tracer = tracer("mnemo.rpc")
@@ -135,6 +145,39 @@ def workspace_of(subject: str) -> str:
     return subject.split(".")[2]
 
 
+class Served:
+    """A query subscription and the queries it is answering."""
+
+    def __init__(self, in_flight: int) -> None:
+        self.slots = asyncio.Semaphore(in_flight)
+        self.answering: set[asyncio.Task[None]] = set()
+        self.sub: Subscription | None = None
+
+    def start(self, work: Awaitable[None]) -> None:
+        """Answer in a task of its own; its slot is given back when it ends."""
+        task = asyncio.ensure_future(work)
+        self.answering.add(task)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self.answering.discard(task)
+        self.slots.release()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("rpc.answer_failed", error=repr(task.exception()))
+
+    async def unsubscribe(self, grace_s: float = GRACE_S) -> None:
+        """Take no more queries; let those being answered finish (cancelled after ``grace_s``)."""
+        if self.sub is not None:
+            with contextlib.suppress(Exception):
+                await self.sub.unsubscribe()
+        if self.answering:
+            _, late = await asyncio.wait(set(self.answering), timeout=grace_s)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+
+
 async def serve(
     nc: NATS,
     subject_filter: str,
@@ -142,13 +185,21 @@ async def serve(
     handler: Handler[Q],
     queue_group: str,
     stream_handler: StreamHandler[Q] | None = None,
-) -> Subscription:
-    """Answer queries on ``subject_filter`` (a queue group, so replicas share the load)."""
+    in_flight: int = IN_FLIGHT,
+) -> Served:
+    """Answer queries on ``subject_filter`` (a queue group, so replicas share the load), up to
+    ``in_flight`` at once."""
+    served = Served(in_flight)
 
     async def on_msg(msg: Msg) -> None:
         if not subjects.is_inbox(msg.reply or ""):
             log.warning("rpc.reply_refused", subject=msg.subject, reply_to=msg.reply[:200])
             return  # nowhere to answer, or not an inbox: see subjects.is_inbox
+        # A free slot first: while every slot is taken, the next query waits in the queue.
+        await served.slots.acquire()
+        served.start(answer(msg))
+
+    async def answer(msg: Msg) -> None:
         with _tracer.start_as_current_span(
             f"query {msg.subject.rsplit('.', 1)[-1]}", context=extract_context(msg.headers)
         ):
@@ -160,7 +211,7 @@ async def serve(
                 return
             ws = workspace_of(msg.subject)
 
-            async def answer() -> None:
+            async def reply() -> None:
                 if streamed and stream_handler is not None:
                     await _stream_out(nc, msg.reply, stream_handler(ws, q))
                 else:
@@ -170,11 +221,15 @@ async def serve(
                 # Someone waits on it: the background work of this process, and of the others
                 # on the host that yield to reads, waits too (see ``precedence``).
                 with precedence().answering():
-                    await _cancellable(nc, (msg.headers or {}).get(CANCEL_HEADER), answer)
+                    await _cancellable(nc, (msg.headers or {}).get(CANCEL_HEADER), reply)
             except asyncio.CancelledError:
                 current = asyncio.current_task()
                 if current is not None and current.cancelling():
-                    raise  # this service is stopping, not the caller giving up
+                    # This service is stopping, not the caller giving up: ask elsewhere.
+                    stopping = Refusal(503, "the query service is stopping; ask again")
+                    with contextlib.suppress(Exception):
+                        await nc.publish(msg.reply, stopping.body(), headers={STREAM_HEADER: END})
+                    raise
                 log.info("rpc.cancelled_by_caller", subject=msg.subject)
             except Refusal as err:
                 await nc.publish(msg.reply, err.body(), headers={STREAM_HEADER: END})
@@ -188,7 +243,8 @@ async def serve(
                 )
                 await nc.publish(msg.reply, failed.body(), headers={STREAM_HEADER: END})
 
-    return await nc.subscribe(subject_filter, queue=queue_group, cb=on_msg)
+    served.sub = await nc.subscribe(subject_filter, queue=queue_group, cb=on_msg)
+    return served
 
 
 async def _cancellable(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from nats.aio.client import Client as NATS
-from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
 from mnemo_context.adapters.evidence import PostgresEvidence
@@ -71,7 +70,7 @@ async def build_service(
     return ContextService(PostgresReads(pool), engine or build_engine(pool, memory))
 
 
-async def serve(nc: NATS, service: ContextService) -> list[Subscription]:
+async def serve(nc: NATS, service: ContextService) -> list[rpc.Served]:
     """Answer each query kind on its own subject, replicas sharing one queue group."""
     return [
         await rpc.serve(
@@ -123,5 +122,5 @@ async def run(
     try:
         await stop.wait()
     finally:
-        for sub in subs:
-            await sub.unsubscribe()
+        # The queries being answered finish first (each subscription's grace at most).
+        await asyncio.gather(*(sub.unsubscribe() for sub in subs))

@@ -75,5 +75,5 @@ async def run(
     try:
         await stop.wait()
     finally:
-        for sub in subs:
-            await sub.unsubscribe()
+        # The chats being answered finish first (each subscription's grace at most).
+        await asyncio.gather(*(sub.unsubscribe() for sub in subs))
