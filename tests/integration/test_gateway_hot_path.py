@@ -1,16 +1,22 @@
-"""The direct path for posting messages answers as the FastAPI route does, and hands FastAPI
-every request it would not accept."""
+"""The direct paths for posting messages and reading a session's context answer as the FastAPI
+routes do, and hand FastAPI every request they would not accept."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import nats
 from starlette.types import Receive, Scope, Send
 
+from mnemo_context.app import build_service
+from mnemo_context.app import serve as serve_context
 from mnemo_gateway.hot import HotPath
+from mnemo_runtime.pg import open_pool
+from mnemo_schema.keys import KeyScope
 
 from .conftest import admin_headers
 
@@ -113,3 +119,114 @@ async def test_direct_and_fastapi_answers_agree(own_nats, fresh_database, write_
                 headers={"content-type": "text/plain"},
             )
             assert r.status_code == 422
+
+
+CONTEXT = "/v3/workspaces/hot-read/sessions/s/context"
+
+
+async def test_direct_and_fastapi_contexts_agree(own_nats, fresh_database, write_path, keys):
+    """A get_context the direct path answers is the one FastAPI's route gives, for every
+    option it takes; what it does not take (the rarer options, unknown, repeated or invalid
+    parameters, a key that does not reach the session) is FastAPI's to answer."""
+    async with stack(write_path, own_nats, fresh_database) as (edge, recorder):
+        # The context service beside it, without the memory adapters (BM25 alone).
+        nc = await nats.connect(own_nats)
+        pool = await open_pool(fresh_database)
+        served = await serve_context(nc, await build_service(pool, None))
+        direct = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=edge), base_url="http://t", headers=admin_headers()
+        )
+        routed = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=recorder),
+            base_url="http://t",
+            headers=admin_headers(),
+        )
+        try:
+            async with direct, routed:
+                await direct.post("/v3/workspaces", json={"id": "hot-read"})
+                await direct.post(
+                    "/v3/workspaces/hot-read/sessions",
+                    json={"id": "s", "peers": {"ann": {}, "ben": {}}},
+                )
+                said = [
+                    ("ann", "I moved to Lisbon last spring for a job in robotics."),
+                    ("ben", "Lisbon! Do you still sail on weekends?"),
+                    ("ann", "Every Saturday, weather permitting, with my sister Maria."),
+                    ("ben", "I have been learning the cello since January."),
+                ]
+                batch = {"messages": [{"peer_id": p, "content": c} for p, c in said]}
+                posted = await direct.post(CONTEXT.replace("/context", "/messages"), json=batch)
+                assert posted.status_code == 201
+                await _until_context(direct, len(said))
+                recorder.paths.clear()
+
+                asked = [
+                    {},
+                    {"tokens": "40"},
+                    {"tokens": "2000", "summary": "false", "peer_target": "ann"},
+                    {"peer_target": "ann", "search_query": "Where does Ann sail?"},
+                    {
+                        "peer_target": "ben",
+                        "peer_perspective": "ann",
+                        "search_query": "cello",
+                        "search_top_k": "5",
+                        "search_max_distance": "0.8",
+                        "limit_to_session": "true",
+                        "include_most_frequent": "yes",
+                        "max_conclusions": "3",
+                    },
+                    {"peer_perspective": "ann"},  # refused by the endpoint: 422
+                    {"peer_target": "nobody"},  # refused by the endpoint: 404
+                ]
+                for params in asked:
+                    a = await direct.get(CONTEXT, params=params)
+                    b = await routed.get(CONTEXT, params=params)
+                    assert (a.status_code, a.json()) == (b.status_code, b.json()), params
+                    assert a.headers["content-type"] == b.headers["content-type"]
+                assert a.status_code == 404
+                assert len(recorder.paths) == len(asked)  # only the routed ones
+                assert [m["content"] for m in (await direct.get(CONTEXT)).json()["messages"]] == [
+                    c for _, c in said
+                ]
+
+                recorder.paths.clear()
+                to_fastapi = [
+                    "tokens=-1",
+                    "tokens=many",
+                    "tokens=10&tokens=20",
+                    "unknown=1",
+                    "peer_target=ann&sessions=s",
+                    "peer_target=ann&scope=s",
+                    "search_top_k=0",
+                    "peer_target=a%20b",
+                ]
+                for query in to_fastapi:
+                    a = await direct.get(f"{CONTEXT}?{query}")
+                    b = await routed.get(f"{CONTEXT}?{query}")
+                    assert (a.status_code, a.json()) == (b.status_code, b.json()), query
+                assert len(recorder.paths) == 2 * len(to_fastapi)
+
+                # A key that does not reach the session: FastAPI's refusal, on either path.
+                recorder.paths.clear()
+                elsewhere = keys.mint(KeyScope.SESSION, "hot-read", session="t")
+                other = {"Authorization": f"Bearer {elsewhere}"}
+                a = await direct.get(CONTEXT, headers=other)
+                b = await routed.get(CONTEXT, headers=other)
+                assert (a.status_code, a.json()) == (b.status_code, b.json())
+                assert a.status_code == 403
+                assert len(recorder.paths) == 2
+        finally:
+            for sub in served:
+                await sub.unsubscribe()
+            await pool.close()
+            await nc.close()
+
+
+async def _until_context(client: httpx.AsyncClient, messages: int) -> None:
+    """Until the session's context holds ``messages`` messages (the projector has them)."""
+    async with asyncio.timeout(15):
+        while True:
+            r = await client.get(CONTEXT)
+            if r.status_code == 200 and len(r.json()["messages"]) == messages:
+                return
+            await asyncio.sleep(0.05)
