@@ -1,4 +1,5 @@
-"""PostgresReads.window_page takes exactly what the packing rule takes, in one round trip.
+"""PostgresReads.window_page takes exactly what the packing rule takes, in one round trip (and
+``opening`` reads it with the session's summaries and a card, in one).
 
 The rule (mnemo_context.domain.MessageWindow): newest first, while the tokens fit; the first
 message that does not fit stops the taking. The handlers' unit tests run an in-memory Reads
@@ -129,5 +130,36 @@ async def test_window_page_can_start_after_the_newest_summaries(fresh_database, 
                 fixed.tokens,
             )
         assert [m.id for m in got.messages] == [f"m{s}" for s in range(96, 101)]
+
+        # The opening read is the three reads in one: the same summaries, page and card.
+        async with pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO peer_cards (workspace, observer, observed, card, origin, seq,"
+                " updated_at) VALUES (%s, 'a', 'b', %s, 'test', 1, now())",
+                (workspace, ["Name: Bo", "Lives in Oslo"]),
+            )
+        for after, summaries, card in (
+            (None, True, ("a", "b")),
+            (0, False, ("a", "b")),
+            (None, True, ("b", "a")),  # no such card
+            (None, False, None),
+            (40, True, None),
+        ):
+            for limit, budget in ((100, 1000), (10, 1000), (100, 11), (32, 0)):
+                opened = await reads.opening(
+                    workspace, "s", after, limit, budget, summaries=summaries, card=card
+                )
+                page = await reads.window_page(workspace, "s", after, None, limit, budget)
+                assert opened.page == page
+                assert opened.summaries == (
+                    await reads.latest_summaries(workspace, "s") if summaries else {}
+                )
+                assert opened.card == (await reads.card(workspace, *card) if card else None)
+        assert opened.summaries and (await reads.card(workspace, "a", "b")) == [
+            "Name: Bo",
+            "Lives in Oslo",
+        ]
+        none = await reads.opening(workspace, "none", None, 10, 100, summaries=True, card=None)
+        assert none.summaries == {} and none.page.messages == [] and none.card is None
     finally:
         await pool.close()

@@ -8,7 +8,7 @@ from itertools import takewhile
 
 from mnemo_context.domain import MessageWindow, Observation
 from mnemo_context.handlers import ContextService, page_size, within
-from mnemo_context.ports import StoredSummary, WindowPage
+from mnemo_context.ports import Opening, StoredSummary, WindowPage
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.context_queries import (
     ContextMessage,
@@ -78,6 +78,23 @@ class FakeReads:
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
         return self.cards.get((observer, observed))
+
+    async def opening(
+        self,
+        ws: str,
+        session_id: str,
+        after_seq: int | None,
+        limit: int,
+        budget: int,
+        *,
+        summaries: bool,
+        card: tuple[str, str] | None,
+    ) -> Opening:
+        return Opening(
+            summaries=await self.latest_summaries(ws, session_id) if summaries else {},
+            page=await self.window_page(ws, session_id, after_seq, None, limit, budget),
+            card=await self.card(ws, *card) if card else None,
+        )
 
     async def newest_observations(
         self, ws: str, observer: str, observed: str, session_id: str | None, limit: int

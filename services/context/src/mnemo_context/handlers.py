@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from mnemo_context.domain import (
     Observation,
@@ -17,7 +17,7 @@ from mnemo_context.domain import (
     slice_within,
 )
 from mnemo_context.engine import RetrievalEngine
-from mnemo_context.ports import Reads, WindowPage
+from mnemo_context.ports import Opening, Reads, StoredSummary, WindowPage
 from mnemo_runtime.tokens import TokenCounter
 from mnemo_schema.context_queries import (
     ContextMessage,
@@ -111,41 +111,42 @@ class ContextService:
         rep_text: str | None = None
         rep_tokens: int | None = None
         card: list[str] | None = None
-        # Independent of the slice: read while the search query is embedded and searched.
-        summaries_read = asyncio.ensure_future(
-            self._reads.latest_summaries(ws, q.session_id) if q.summary else _nothing()
-        )
-        # With a slice to find, the card and the newest messages are read meanwhile too: the
-        # messages for the whole budget, after the older summary's coverage (found by the same
-        # read). The window, once known, is the newest part of that page, so it costs no
-        # round trip after the slice.
-        early: asyncio.Future[WindowPage] | None = None
-        card_read: asyncio.Future[list[str] | None] | None = None
+        early: WindowPage | None = None
+        summaries: dict[str, StoredSummary] = {}
+        # Independent of the slice, and read while the search query is embedded and searched:
+        # the session's summaries and, with a slice to find, the target's card and the newest
+        # messages for the whole budget after the older summary's coverage, in one round trip.
+        # The window, once known, is the newest part of that page, so it costs no round trip
+        # after the slice.
+        opening: asyncio.Future[Opening] | None = None
+        summaries_read: asyncio.Future[dict[str, StoredSummary]] | None = None
         if q.observer is not None and q.peer_target is not None:
-            after = None if q.summary else 0
-            early = _started(
-                self._reads.window_page(
-                    ws, q.session_id, after, None, page_size(q.tokens), q.tokens
+            # A card's entries carry no provenance: a read confined to sessions goes without it.
+            with_card = q.use_card and q.slice.sessions is None
+            opening = _started(
+                self._reads.opening(
+                    ws,
+                    q.session_id,
+                    None if q.summary else 0,
+                    page_size(q.tokens),
+                    q.tokens,
+                    summaries=q.summary,
+                    card=(q.observer, q.peer_target) if with_card else None,
                 )
             )
-            confined = q.slice.sessions is not None
-            card_read = _started(
-                self._reads.card(ws, q.observer, q.peer_target)
-                if q.use_card and not confined
-                else _no_card()
-            )
+        elif q.summary:
+            summaries_read = _started(self._reads.latest_summaries(ws, q.session_id))
         try:
-            obs: list[Observation] = []
-            if q.observer is not None and q.peer_target is not None and card_read is not None:
+            if q.observer is not None and q.peer_target is not None and opening is not None:
                 want = q.slice
                 if q.limit_to_session:
                     want = want.model_copy(update={"session_id": q.session_id})
-                # Gathered, the slice's task runs after the reads above have been sent.
-                obs, card = await asyncio.gather(
-                    self.observations(ws, q.observer, q.peer_target, want), card_read
+                # Gathered, the slice's task runs after the read above has been sent.
+                obs, opened = await asyncio.gather(
+                    self.observations(ws, q.observer, q.peer_target, want), opening
                 )
-            card_tokens = self._counter.count(render_card(card)) if card else None
-            if q.observer is not None and q.peer_target is not None:
+                card, early, summaries = opened.card, opened.page, opened.summaries
+                card_tokens = self._counter.count(render_card(card)) if card else None
                 # A slice larger than the budget is cut to its best part that fits beside the
                 # card, rather than left out whole.
                 room = q.tokens - (card_tokens or 0) if (card_tokens or 0) <= q.tokens else q.tokens
@@ -153,14 +154,17 @@ class ContextService:
                 rep_text = render_representation(obs) or None
                 if rep_text is not None:
                     rep_tokens = representation_tokens(obs, self._counter.count_many)
+            else:
+                card_tokens = None
             fixed = fit_fixed(q.tokens, rep_tokens, card_tokens)
+            if summaries_read is not None:
+                summaries = await summaries_read
         except BaseException:
-            for read in (summaries_read, early, card_read):
+            for read in (summaries_read, opening):
                 if read is not None:
                     read.cancel()
             raise
 
-        summaries = await summaries_read
         short, long = summaries.get("short"), summaries.get("long")
         kind = choose_summary(
             fixed.remaining,
@@ -171,7 +175,7 @@ class ContextService:
         summary_tokens = chosen.summary.token_count if chosen else 0
         after = chosen.message_seq if chosen else 0
         budget = fixed.remaining - summary_tokens
-        messages = within(await early, after, budget) if early is not None else None
+        messages = within(early, after, budget) if early is not None else None
         if messages is None:
             messages = await self._recent(ws, q.session_id, after, budget)
         used = (rep_tokens or 0) * fixed.representation + (card_tokens or 0) * fixed.card
@@ -280,11 +284,3 @@ def _started(read: Awaitable[T]) -> asyncio.Future[T]:
     task = asyncio.ensure_future(read)
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
     return task
-
-
-async def _nothing() -> dict[str, Any]:
-    return {}
-
-
-async def _no_card() -> list[str] | None:
-    return None

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
+import orjson
 from pydantic import TypeAdapter
 
 from mnemo_context.domain import Observation
-from mnemo_context.ports import StoredSummary, WindowPage
+from mnemo_context.ports import Opening, StoredSummary, WindowPage
 from mnemo_runtime.pg import Pool
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 from mnemo_schema.summaries import SummaryType
@@ -48,6 +49,23 @@ Row = dict[str, Any]
 
 # Validated in one call in pydantic-core: cheaper per row than building models in Python.
 _MESSAGES = TypeAdapter(list[ContextMessage])
+_SUMMARY_COLS = (
+    "content",
+    "message_id",
+    "summary_type",
+    "created_at",
+    "token_count",
+    "message_seq",
+)
+_SUMMARIES_JSON = (
+    "(SELECT coalesce(json_agg(json_build_array("
+    + ", ".join(f"newest.{c}" for c in _SUMMARY_COLS)
+    + f")), '[]')::text FROM {_NEWEST})"
+)
+_CARD = (
+    "(SELECT card FROM peer_cards WHERE workspace = %(ws)s AND observer = %(observer)s"
+    " AND observed = %(observed)s)"
+)
 
 
 def to_messages(rows: list[Row]) -> list[ContextMessage]:
@@ -64,6 +82,18 @@ def _summary(r: Row) -> StoredSummary:
         token_count=r["token_count"],
     )
     return StoredSummary(summary, r["message_seq"])
+
+
+def _page(row: Row, budget: int) -> WindowPage:
+    return WindowPage(
+        messages=_MESSAGES.validate_json(row["window"]),
+        seqs=list(row["seqs"]),
+        budget=budget,
+        first_seq=row["lo"],
+        tokens=int(row["used"]),
+        read=int(row["read"]),
+        after_seq=int(row["after"]),
+    )
 
 
 def _obs(rows: list[Row]) -> list[Observation]:
@@ -100,47 +130,33 @@ class PostgresReads:
         limit: int,
         budget: int,
     ) -> WindowPage:
-        # The page's sizes come off the session index and are summed newest first; only the
-        # messages that fit are read whole. Postgres renders them as one JSON array and
-        # pydantic-core parses it, instead of decoding and validating row by row in Python.
-        # `after` is a sub-select, so no plan is costed for its value: one generic plan then
-        # serves every session. Costed per value, a long session's plan looked cheap enough
-        # that Postgres re-planned it on every call (0.4 ms, a third of the read).
-        bound = _SUMMARIZED if after_seq is None else "SELECT %(after)s::bigint AS after"
-        upper = "" if before_seq is None else " AND seq < %(before)s"
-        rows = await self._all(
-            f"WITH bound AS ({bound}),"
-            " page AS (SELECT seq, token_count FROM messages"
-            " WHERE workspace = %(ws)s AND session_id = %(sid)s"
-            f" AND seq > (SELECT after FROM bound){upper} ORDER BY seq DESC LIMIT %(limit)s),"
-            " running AS (SELECT seq, sum(token_count) OVER (ORDER BY seq DESC) AS used FROM page),"
-            " taken AS (SELECT min(seq) AS lo, max(seq) AS hi, coalesce(max(used), 0) AS used"
-            " FROM running WHERE used <= %(budget)s)"
-            " SELECT (SELECT count(*) FROM page) AS read, lo, used,"
-            " (SELECT after FROM bound) AS after,"
-            " (SELECT coalesce(array_agg(seq ORDER BY seq), '{}') FROM running"
-            " WHERE used <= %(budget)s) AS seqs,"
-            f" (SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
-            " FROM messages WHERE workspace = %(ws)s AND session_id = %(sid)s"
-            " AND seq BETWEEN lo AND hi) AS window FROM taken",
-            {
-                "ws": ws,
-                "sid": session_id,
-                "after": after_seq,
-                "before": before_seq,
-                "limit": limit,
-                "budget": budget,
-            },
-        )
-        row = rows[0]
-        return WindowPage(
-            messages=_MESSAGES.validate_json(row["window"]),
-            seqs=list(row["seqs"]),
-            budget=budget,
-            first_seq=row["lo"],
-            tokens=int(row["used"]),
-            read=int(row["read"]),
-            after_seq=int(row["after"]),
+        sql, params = _window(ws, session_id, after_seq, before_seq, limit, budget)
+        rows = await self._all(sql, params)
+        return _page(rows[0], budget)
+
+    async def opening(
+        self,
+        ws: str,
+        session_id: str,
+        after_seq: int | None,
+        limit: int,
+        budget: int,
+        *,
+        summaries: bool,
+        card: tuple[str, str] | None,
+    ) -> Opening:
+        # The window's statement, with the summaries and the card as two more of its values:
+        # one round trip and one connection instead of three.
+        extra = [_SUMMARIES_JSON if summaries else "'[]'", _CARD if card else "NULL::text[]"]
+        sql, params = _window(ws, session_id, after_seq, None, limit, budget, extra)
+        if card is not None:
+            params |= {"observer": card[0], "observed": card[1]}
+        row = (await self._all(sql, params))[0]
+        found = [dict(zip(_SUMMARY_COLS, r, strict=True)) for r in orjson.loads(row["extra0"])]
+        return Opening(
+            summaries={r["summary_type"]: _summary(r) for r in found},
+            page=_page(row, budget),
+            card=list(row["extra1"]) if row["extra1"] is not None else None,
         )
 
     async def card(self, ws: str, observer: str, observed: str) -> list[str] | None:
@@ -172,3 +188,51 @@ class PostgresReads:
                 [ws, observer, observed, *params, limit],
             )
         )
+
+
+def _window(
+    ws: str,
+    session_id: str,
+    after_seq: int | None,
+    before_seq: int | None,
+    limit: int,
+    budget: int,
+    extra: Sequence[str] = (),
+) -> tuple[str, dict[str, Any]]:
+    """The window page's statement (see ``Reads.window_page``), with the ``extra`` values as
+    columns ``extra0``, ``extra1``, ...
+
+    The page's sizes come off the session index and are summed newest first; only the messages
+    that fit are read whole. Postgres renders them as one JSON array and pydantic-core parses
+    it, instead of decoding and validating row by row in Python. ``after`` is a sub-select, so
+    no plan is costed for its value: one generic plan then serves every session. Costed per
+    value, a long session's plan looked cheap enough that Postgres re-planned it on every call
+    (0.4 ms, a third of the read)."""
+    bound = _SUMMARIZED if after_seq is None else "SELECT %(after)s::bigint AS after"
+    upper = "" if before_seq is None else " AND seq < %(before)s"
+    more = "".join(f", {value} AS extra{i}" for i, value in enumerate(extra))
+    sql = (
+        f"WITH bound AS ({bound}),"
+        " page AS (SELECT seq, token_count FROM messages"
+        " WHERE workspace = %(ws)s AND session_id = %(sid)s"
+        f" AND seq > (SELECT after FROM bound){upper} ORDER BY seq DESC LIMIT %(limit)s),"
+        " running AS (SELECT seq, sum(token_count) OVER (ORDER BY seq DESC) AS used FROM page),"
+        " taken AS (SELECT min(seq) AS lo, max(seq) AS hi, coalesce(max(used), 0) AS used"
+        " FROM running WHERE used <= %(budget)s)"
+        " SELECT (SELECT count(*) FROM page) AS read, lo, used,"
+        " (SELECT after FROM bound) AS after,"
+        " (SELECT coalesce(array_agg(seq ORDER BY seq), '{}') FROM running"
+        " WHERE used <= %(budget)s) AS seqs,"
+        f" (SELECT coalesce(json_agg(json_build_object({MSG_JSON}) ORDER BY seq), '[]')::text"
+        " FROM messages WHERE workspace = %(ws)s AND session_id = %(sid)s"
+        f" AND seq BETWEEN lo AND hi) AS window{more} FROM taken"
+    )
+    params = {
+        "ws": ws,
+        "sid": session_id,
+        "after": after_seq,
+        "before": before_seq,
+        "limit": limit,
+        "budget": budget,
+    }
+    return sql, params
