@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 from mnemo_context.fusion import Facts, Weights, boost, fuse, ranked, spread
@@ -72,3 +73,19 @@ def test_spreading_counts_the_most_shared_source_and_keeps_what_has_none() -> No
 
     assert spread(ranked(scores), scores, sources, 0.5) == ["ab", "x", "b"]
     assert spread([], {}, {}, 0.5) == []
+
+
+def test_spreading_only_the_head_needed_ranks_that_head_as_the_whole_does() -> None:
+    rng = random.Random(11)
+    for _ in range(300):
+        items = [f"i{n}" for n in range(rng.randint(0, 40))]
+        scores = {i: rng.random() for i in items}
+        sources = {i: rng.sample("abcdefg", rng.randint(0, 3)) for i in items}
+        order = ranked(scores)
+        decay = rng.choice([0.0, 0.1, 0.5, 1.0])
+        whole = spread(order, scores, sources, decay)
+        kept = {i for i in items if rng.random() < 0.7}
+        needed = rng.randint(0, 45)
+        head = spread(order, scores, sources, decay, needed=needed, counts=kept.__contains__)
+        assert head == whole[: len(head)]
+        assert [i for i in head if i in kept] == [i for i in whole if i in kept][:needed]

@@ -330,12 +330,14 @@ class RetrievalEngine:
         return out
 
     async def _observations(self, q: RetrievalQuery, g: Gathered) -> list[RankedObservation]:
+        reranking = "rerank" in g.on and self._reranker is not None
+        needed = max(q.observations, self._config.rerank_depth) if reranking else q.observations
         order, scores, found_by = rank_observations(
-            g, self._config.weights, q.max_distance, diverse=q.diverse
+            g, self._config.weights, q.max_distance, diverse=q.diverse, needed=needed
         )
         found = g.found
-        if "rerank" in g.on and self._reranker is not None and order:
-            head = order[: max(q.observations, self._config.rerank_depth)]
+        if reranking and order:
+            head = order[:needed]
             texts = [found.rows[i].content for i in head]
             order = await self._reorder(q.query, head, texts, scores)
         return [

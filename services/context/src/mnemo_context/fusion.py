@@ -18,7 +18,7 @@ for a tenth (fitted on the tuning part, for the evidence a 2,000-token get_conte
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -123,16 +123,23 @@ def spread(
     scores: Mapping[str, float],
     sources: Mapping[str, Sequence[str]],
     decay: float,
+    *,
+    needed: int | None = None,
+    counts: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """``order`` re-ranked greedily: each item's score times ``decay`` to the power of how many
-    items already taken share one of its ``sources`` (the most shared one counts)."""
+    items already taken share one of its ``sources`` (the most shared one counts).
+
+    ``needed``: only the head that holds that many items (of those ``counts`` accepts, if
+    given) is ranked; being greedy, it is the head of the whole re-ranking."""
     taken: dict[str, int] = {}
     out: list[str] = []
+    left = needed
     # Scores only fall as items are taken, so an item whose score is still current when it
     # reaches the top of the heap is the best one left (lazy greedy selection).
     heap = [(-scores[item], position, item, 0) for position, item in enumerate(order)]
     heapq.heapify(heap)
-    while heap:
+    while heap and (left is None or left > 0):
         _, position, item, seen = heapq.heappop(heap)
         now = max((taken.get(s, 0) for s in sources.get(item, ())), default=0)
         if now != seen:
@@ -141,4 +148,6 @@ def spread(
         out.append(item)
         for s in sources.get(item, ()):
             taken[s] = taken.get(s, 0) + 1
+        if left is not None and (counts is None or counts(item)):
+            left -= 1
     return out

@@ -80,10 +80,16 @@ def by_best_passage(hits: Sequence[PassageHit], penalty: float) -> list[str]:
 
 
 def rank_observations(
-    g: Gathered, weights: Weights, max_distance: float | None = None, *, diverse: bool = False
+    g: Gathered,
+    weights: Weights,
+    max_distance: float | None = None,
+    *,
+    diverse: bool = False,
+    needed: int | None = None,
 ) -> tuple[list[str], dict[str, float], dict[str, list[str]]]:
     """Observation ids best first (none beyond ``max_distance``; ``diverse``: spread over the
-    messages they rest on), scores, and their lists."""
+    messages they rest on), scores, and their lists. ``needed``: only so many of the best are
+    asked for, and the ids may stop there."""
     found = g.found
     lists: dict[str, list[str]] = dict(found.observations)
     if "facts" in g.on:
@@ -93,10 +99,14 @@ def rank_observations(
     facts = {i: Facts(r.observed, r.at) for i, r in found.rows.items()}
     scores = boost(scores, facts, g.understood, weights)
     order = [i for i in ranked(scores) if i in found.rows]
+
+    def near(i: str) -> bool:
+        # Only a distance that was measured can be vouched for.
+        return max_distance is None or found.distances.get(i, 2.0) <= max_distance
+
     if diverse:
         sources = {i: found.rows[i].source_message_ids for i in order}
-        order = spread(order, scores, sources, weights.spread)
+        order = spread(order, scores, sources, weights.spread, needed=needed, counts=near)
     if max_distance is not None:
-        # Only a distance that was measured can be vouched for.
-        order = [i for i in order if found.distances.get(i, 2.0) <= max_distance]
+        order = [i for i in order if near(i)]
     return order, scores, found_by
