@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import psycopg
@@ -58,6 +59,10 @@ def _niceness(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
+def _policy(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[38])
+
+
 async def test_a_background_processs_backends_take_its_niceness(database_url: str) -> None:
     priority = BackendPriority(15)
     pool = await open_pool(database_url, min_size=1, max_size=2, on_connect=priority.joined)
@@ -69,8 +74,32 @@ async def test_a_background_processs_backends_take_its_niceness(database_url: st
             before = _niceness(pid)
             priority.start()
             assert _niceness(pid) == max(before, 15)
+            assert _policy(pid) == os.SCHED_OTHER  # SCHED_IDLE only when asked
             # Work on the reniced backend still answers.
             row = await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone()
             assert row == {"pid": pid}
+    finally:
+        await pool.close()
+
+
+async def test_an_idle_processs_backends_run_under_sched_idle(database_url: str) -> None:
+    """Asked for, each backend serving the process runs under SCHED_IDLE (a nice-0 task that
+    wakes takes its core at once), the ones that joined before ``start`` and after it."""
+    priority = BackendPriority(15, idle=True)
+    pool = await open_pool(database_url, min_size=1, max_size=3, on_connect=priority.joined)
+    try:
+        async with pool.connection() as first, pool.connection() as second:
+            pid = first.info.backend_pid
+            if not Path(f"/proc/{pid}/comm").exists():
+                pytest.skip("the test Postgres does not run on this host")
+            assert _policy(pid) == os.SCHED_OTHER  # not before start
+            priority.start()
+            assert _policy(pid) == os.SCHED_IDLE and _niceness(pid) >= 15
+            assert _policy(second.info.backend_pid) == os.SCHED_IDLE
+            row = await (await second.execute("SELECT 1 AS one")).fetchone()
+            assert row == {"one": 1}
+        async with pool.connection() as a, pool.connection() as b, pool.connection() as c:
+            for conn in (a, b, c):  # one opened after start, when the pool grew
+                assert _policy(conn.info.backend_pid) == os.SCHED_IDLE
     finally:
         await pool.close()

@@ -115,9 +115,17 @@ def test_the_memory_process_renices_its_backends_only_on_the_postgres_up_started
     from mnemo_cli.local import _group
 
     monkeypatch.setenv(MEMORY_PRIORITY, "idle")
-    assert _group("memory", local_postgres=True)["MNEMO_PG_BACKEND_NICENESS"] == "19"
-    assert "MNEMO_PG_BACKEND_NICENESS" not in _group("memory", local_postgres=False)
+    local = _group("memory", local_postgres=True)
+    assert local["MNEMO_PG_BACKEND_NICENESS"] == "19"
+    assert local["MNEMO_PG_BACKEND_IDLE"] == "true"  # SCHED_IDLE too, as the process itself
+    elsewhere = _group("memory", local_postgres=False)
+    assert "MNEMO_PG_BACKEND_NICENESS" not in elsewhere
+    assert "MNEMO_PG_BACKEND_IDLE" not in elsewhere
     assert _group("read", local_postgres=True) == {}
+    monkeypatch.setenv(MEMORY_PRIORITY, "10")  # a niceness: the backends' too, not SCHED_IDLE
+    niced = _group("memory", local_postgres=True)
+    assert niced["MNEMO_PG_BACKEND_NICENESS"] == "10"
+    assert "MNEMO_PG_BACKEND_IDLE" not in niced
     monkeypatch.setenv(MEMORY_PRIORITY, "normal")
     assert _group("memory", local_postgres=True) == {}
 

@@ -127,14 +127,18 @@ def _priority(name: str) -> Callable[[], None] | None:
 
 
 def _group(name: str, local_postgres: bool) -> dict[str, str]:
-    """The memory process's group priority; and its Postgres backends' too, when Postgres is
-    the one ``up`` started (a server elsewhere is not ours to renice). At a background priority
-    it yields to the reads answered on the host, too (``mnemo_runtime.reads_signal``)."""
+    """The memory process's group priority; and its Postgres backends' too (SCHED_IDLE as well,
+    at ``idle``), when Postgres is the one ``up`` started (a server elsewhere is not ours to
+    renice). At a background priority it yields to the reads answered on the host, too
+    (``mnemo_runtime.reads_signal``)."""
     if name != "memory":
         return {}
-    env = group_environment(os.environ.get(MEMORY_PRIORITY, "idle"))
+    priority = os.environ.get(MEMORY_PRIORITY, "idle")
+    env = group_environment(priority)
     if local_postgres and "MNEMO_GROUP_NICENESS" in env:
         env["MNEMO_PG_BACKEND_NICENESS"] = env["MNEMO_GROUP_NICENESS"]
+        if priority.strip().lower() == "idle":
+            env["MNEMO_PG_BACKEND_IDLE"] = "true"
     if "MNEMO_GROUP_NICENESS" in env:
         env["MNEMO_YIELD_TO_READS"] = os.environ.get("MNEMO_YIELD_TO_READS", "true")
     return env

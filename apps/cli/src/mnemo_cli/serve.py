@@ -81,7 +81,9 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
     if infra_settings.migrate_on_start:
         await migrate_all(db_url)
     # Every stage shares this pool in the all-in-one process.
-    backends = BackendPriority(infra_settings.pg_backend_niceness)
+    backends = BackendPriority(
+        infra_settings.pg_backend_niceness, idle=infra_settings.pg_backend_idle
+    )
     infra = await open_infra(
         nats_url,
         db_url,

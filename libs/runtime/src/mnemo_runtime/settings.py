@@ -40,6 +40,9 @@ class InfraSettings(BaseSettings):
     pg_backend_niceness: int | None = Field(
         default=None, alias="MNEMO_PG_BACKEND_NICENESS", ge=0, le=19
     )
+    # And runs them under SCHED_IDLE, where the kernel has it (``mnemo up`` sets it for a memory
+    # process at the idle priority; see ``priority.BackendPriority``).
+    pg_backend_idle: bool = Field(default=False, alias="MNEMO_PG_BACKEND_IDLE")
     # The host's reads signal (``mnemo_runtime.reads_signal``): the process answering queries
     # marks them in this file and a process yielding to reads (``yield_to_reads``) waits on it
     # between background steps. ``mnemo up`` sets both, for processes that share one host.
