@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from mnemo_cli.bench_cpu import parse_stat, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
-from mnemo_cli.bench_load import LoadSettings
+from mnemo_cli.bench_load import LoadSettings, read_rounds
 from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
 from mnemo_deriver.contract import BatchMessage
@@ -94,8 +95,33 @@ def test_sizes_from_the_environment_and_from_flags(monkeypatch: pytest.MonkeyPat
         LoadSettings(formation_priority="fast")
 
 
-def _reads(p50: float, tail: float) -> dict[str, dict[str, float]]:
-    f = {"n": 100, "p50_ms": p50, "p95_ms": tail, "p99_ms": tail, "max_ms": tail}
+class _Asked:
+    """Records the paths it is asked; answers at once."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def request(self, method: str, path: str, body: Any) -> None:
+        self.paths.append(path)
+
+
+async def test_read_rounds_end_at_their_count_or_their_time_whichever_is_first() -> None:
+    questions = ["where", "when", "who"]
+    far = time.perf_counter() + 60.0
+    asked = _Asked()
+    lat = await read_rounds(cast(Conn, asked), ["w"], questions, rounds=3, until=far)
+    assert len(lat["w"]["get_context"]) == 3  # the count first: no question asked twice
+    assert sum("search_query=when" in p for p in asked.paths) == 1
+    late = _Asked()
+    got = await read_rounds(cast(Conn, late), ["w"], questions, rounds=3, until=1.0)
+    assert late.paths == [] and got["w"]["get_context"] == []  # the time first
+    counted = _Asked()
+    await read_rounds(cast(Conn, counted), ["w"], questions, rounds=5)
+    assert sum("get_context" in p or "/context" in p for p in counted.paths) == 5
+
+
+def _reads(p50: float, tail: float, n: int = 100) -> dict[str, dict[str, float]]:
+    f = {"n": n, "p50_ms": p50, "p95_ms": tail, "p99_ms": tail, "max_ms": tail}
     return {"get_context": f, "prefetch": f, "chat": f}
 
 
@@ -110,7 +136,7 @@ def _result() -> dict[str, Any]:
         "formation": {"messages": 20000, "msg_per_s": 123.4, "cost": COST},
         "freshness": {"load": {"achieved_msg_per_s": 61.0}, **probes},
         "quiet": {"1000": {"reads": _reads(10.0, 20.0), "cost": COST}},
-        "loaded": {"1000": {"reads": _reads(12.0, 30.0), "load": load, "cost": COST}},
+        "loaded": {"1000": {"reads": _reads(12.0, 30.0, 712), "load": load, "cost": COST}},
         "burst": {"messages": 20000},
         "chat": {
             "messages": 5,
@@ -129,8 +155,11 @@ def _result() -> dict[str, Any]:
 def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
     table = {name: value for name, value, _ in rows(_result())}
     assert table["memory formation, 20,000 msgs flat out until all formed"] == "123.4 msg/s"
-    loaded = next(v for k, v in table.items() if k.startswith("get_context") and "990" in k)
-    assert loaded == "12.0 / 30.0 ms (1.50x)"
+    loaded = next(k for k in table if k.startswith("get_context") and "990" in k)
+    assert loaded.endswith("p50 / p99 (x quiet) (n 712)")
+    assert table[loaded] == "12.0 / 30.0 ms (1.50x)"
+    quiet = "get_context, search query, 2000 tokens, history 1,000: quiet, p50 / p99 (n 100)"
+    assert table[quiet] == "10.0 / 20.0 ms"
     assert any("40,000 -> 38,000" in k for k in table)
     assert table["  ... CPU ms per message formed"] == "memory 0.2, postgres 0.1"
     assert table["  ... cores used (quiet reads)"] == "memory 0.40, postgres 0.20"

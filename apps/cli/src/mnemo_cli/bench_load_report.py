@@ -81,10 +81,13 @@ def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str,
             shown = " / ".join(k.removesuffix("_ms") for k in keys)
             q, lo = quiet[n]["reads"][kind], loaded[n]["reads"][kind]
             ratio = lo[keys[-1]] / q[keys[-1]] if q[keys[-1]] else 0.0
-            out.append((f"{label}, history {int(n):,}: quiet, {shown}", _ms(q, *keys), ""))
+            out.append(
+                (f"{label}, history {int(n):,}: quiet, {shown} (n {q['n']})", _ms(q, *keys), "")
+            )
             out.append(
                 (
-                    f"{label}, history {int(n):,}: at {rate:.0f} msg/s, {shown} (x quiet)",
+                    f"{label}, history {int(n):,}: at {rate:.0f} msg/s, {shown} (x quiet)"
+                    f" (n {lo['n']})",
                     f"{_ms(lo, *keys)} ({ratio:.2f}x)",
                     f"{target} (<= 1.5x)" if target else "",
                 )
