@@ -8,6 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from mnemo_runtime.pg import literal_cursor, open_pool
 from mnemo_runtime.priority import BackendPriority
@@ -53,6 +54,33 @@ async def test_a_literal_statement_is_planned_for_its_values_where_plans_are_gen
         await pool.close()
     filters = [line.strip() for p in plans for line in p.splitlines() if "Filter:" in line]
     assert filters == ["Filter: (x = $1)", "Filter: (x = 42)"]
+
+
+async def test_json_numbers_come_back_as_they_were_written(database_url: str) -> None:
+    """Postgres writes a jsonb number back without exponent (1e20 as 21 digits): a float
+    beyond 64-bit integers is read as that float, and every integer that fits stays one."""
+    written = {
+        "floats": [1e20, -1.7976931348623155e308, 9.223372036854776e18, 2.5e-300, 0.1, 5.0],
+        "ints": [0, 2**63 - 1, -(2**63), 12, -7],
+        "nested": {"k": [False, None, [1e19, {"x": -3e40}]]},
+    }
+    pool = await open_pool(database_url, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    "SELECT %s::jsonb AS b, %s::jsonb::text AS t, %s::json AS j",
+                    (Jsonb(written), Jsonb(written), Jsonb(written)),
+                )
+            ).fetchone()
+    finally:
+        await pool.close()
+    assert row is not None
+    assert "100000000000000000000" in row["t"]  # how Postgres keeps it
+    for got in (row["b"], row["j"]):
+        assert got == written
+        assert [type(v) for v in got["floats"]] == [float] * 6
+        assert [type(v) for v in got["ints"]] == [int] * 5
 
 
 def _niceness(pid: int) -> int:

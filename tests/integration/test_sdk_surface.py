@@ -72,6 +72,24 @@ def test_a_session_is_cloned_whole_or_up_to_a_message(mnemo, workspace):
     assert unknown.status_code == 404 and unknown.json()["field"] == "message_id"
 
 
+def test_a_clone_keeps_numbers_postgres_writes_back_without_exponent(mnemo, workspace):
+    """Postgres returns a jsonb 1e20 as 21 digits: the clone's events carry floats as floats,
+    so its session is created (not refused by the projections) and its metadata is the
+    original's, which can be sent back as it was read."""
+    h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
+    alice = h.peer("alice")
+    meta = {"big": 1e20, "nested": [False, None, [-1.7976931348623155e308]], "n": 2**63 - 1}
+    session = h.session("numbers", metadata=meta)
+    session.add_peers([alice])
+    session.add_messages([alice.message("numbers", metadata={"at": 3e40})])
+    whole = session.clone()
+    assert whole.metadata == meta and isinstance(whole.metadata["big"], float)
+    assert [m.metadata for m in whole.messages()] == [{"at": 3e40}]
+    read = h.session("numbers").get_metadata()
+    assert read == meta
+    h.session("numbers").set_metadata(read)  # what was read is accepted again
+
+
 def test_files_become_messages_split_as_the_reference_server_splits_them(mnemo, workspace):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=60)
     alice = h.peer("alice")

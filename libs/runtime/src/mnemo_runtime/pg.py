@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import select
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from psycopg import AsyncClientCursor, AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import AsyncRowFactory, DictRow, dict_row
+from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
+
+from mnemo_schema.text import INT64_MAX, INT64_MIN
 
 # What every pool of ``open_pool`` hands out: connections whose rows are dicts.
 Connection = AsyncConnection[DictRow]
@@ -27,6 +31,23 @@ SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order"}
 # search's Postgres time. The vector searches, whose best plan depends on how many points the
 # scope holds, carry their values in their text and are planned for them whatever the mode
 # (``literal_cursor``).
+
+
+def _json_int(digits: str) -> int | float:
+    """A JSON integer as read from Postgres: one beyond 64 bits is the float it was stored as."""
+    value = int(digits)
+    return value if INT64_MIN <= value <= INT64_MAX else float(digits)
+
+
+def load_json(data: bytes | str) -> Any:
+    """JSON of a ``json`` or ``jsonb`` column, its numbers as they were written.
+
+    Postgres keeps a ``jsonb`` number as ``numeric`` and writes it back without an exponent:
+    ``1e20`` comes back as ``100000000000000000000``. Read as an integer, such a number could
+    be neither sent again (the edge refuses integers beyond 64 bits, ``mnemo_schema.text``) nor
+    carried by an event (a cloned session's metadata would be refused by every projection). No
+    integer beyond 64 bits is ever stored, so each one read is a float, and is read as one."""
+    return json.loads(data, parse_int=_json_int)
 
 
 def _named(dsn: str, name: str | None) -> dict[str, str]:
@@ -80,7 +101,8 @@ async def open_pool(
     settings: Mapping[str, str] | None = None,
 ) -> Pool:
     """Open a pool whose connections return rows as dicts and autocommit outside transactions
-    (and checked before use when their server may have closed them: see ``Liveness``).
+    (and checked before use when their server may have closed them: see ``Liveness``); JSON
+    columns are read by ``load_json``.
 
     ``name`` is the connections' ``application_name``: the process ``pg_stat_activity`` shows
     for each backend (a DSN's own ``application_name`` wins). ``on_connect`` is told the
@@ -89,6 +111,7 @@ async def open_pool(
     session = {**SESSION_SETTINGS, **(settings or {})}
 
     async def configure(conn: Connection) -> None:
+        set_json_loads(load_json, conn)
         await conn.set_autocommit(True)
         for name, value in session.items():
             await conn.execute("SELECT set_config(%s, %s, false)", (name, value))
