@@ -85,6 +85,9 @@ def test_a_clone_keeps_numbers_postgres_writes_back_without_exponent(mnemo, work
     whole = session.clone()
     assert whole.metadata == meta and isinstance(whole.metadata["big"], float)
     assert [m.metadata for m in whole.messages()] == [{"at": 3e40}]
+    # The context's messages (read as JSON text) and a search's too.
+    assert [m.metadata for m in whole.context(tokens=500).messages] == [{"at": 3e40}]
+    assert [m.metadata for m in session.search("numbers")] == [{"at": 3e40}]
     read = h.session("numbers").get_metadata()
     assert read == meta
     h.session("numbers").set_metadata(read)  # what was read is accepted again

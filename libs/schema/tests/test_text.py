@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from mnemo_schema.text import (
     MAX_KEY_CHARS,
     MAX_METADATA_BYTES,
     Metadata,
+    ReadJson,
     StorableText,
     StoredJson,
     unstorable,
@@ -133,6 +136,59 @@ def test_numbers_the_projections_cannot_encode_are_refused_with_their_path():
             Holder(metadata={"a": [1, {"b": bad}]})
         assert refusal(err.value).field == "metadata.a.1.b"
     assert Holder(metadata={"a": INT64_MAX, "b": INT64_MIN, "c": 1.5e300}).metadata
+
+
+def _as_postgres_writes_it(value: Any) -> str:
+    """JSON text as Postgres writes a jsonb back: each number as numeric, without exponent."""
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ",".join(f"{json.dumps(k)}:{_as_postgres_writes_it(v)}" for k, v in value.items())
+            + "}"
+        )
+    if isinstance(value, list):
+        return "[" + ",".join(_as_postgres_writes_it(v) for v in value) + "]"
+    if isinstance(value, float):
+        return format(Decimal(repr(value)), "f")
+    return json.dumps(value)
+
+
+NUMBERS = st.integers(INT64_MIN, INT64_MAX) | st.floats(allow_nan=False, allow_infinity=False)
+KEYS = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=5)
+READ_BACK = st.dictionaries(
+    KEYS,
+    st.recursive(
+        st.none() | st.booleans() | NUMBERS | KEYS,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner),
+        max_leaves=12,
+    ),
+    max_size=5,
+)
+
+
+def _same_number(got: Any, value: Any) -> bool:
+    """The same JSON: a float read back as the same double (an integral one that fits 64 bits
+    may come back as an integer of its digits), an integer as itself."""
+    if isinstance(value, dict):
+        return got.keys() == value.keys() and all(_same_number(got[k], v) for k, v in value.items())
+    if isinstance(value, list):
+        return len(got) == len(value) and all(map(_same_number, got, value))
+    if isinstance(value, float):
+        return isinstance(got, int | float) and float(got) == value
+    return type(got) is type(value) and got == value
+
+
+class Read(BaseModel):
+    metadata: ReadJson
+
+
+@given(READ_BACK)
+@settings(max_examples=300, deadline=None)
+def test_json_read_back_from_postgres_has_the_numbers_that_were_written(value):
+    text = _as_postgres_writes_it(value)
+    got = Read.model_validate_json('{"metadata": ' + text + "}").metadata
+    assert _same_number(got, value)
+    assert Holder(metadata=got).metadata == got  # and may be sent again
 
 
 def test_a_field_named_like_a_request_part_keeps_its_name():

@@ -13,7 +13,7 @@ from psycopg.rows import AsyncRowFactory, DictRow, dict_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo_schema.text import INT64_MAX, INT64_MIN
+from mnemo_schema.text import written_number
 
 # What every pool of ``open_pool`` hands out: connections whose rows are dicts.
 Connection = AsyncConnection[DictRow]
@@ -33,21 +33,12 @@ SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order"}
 # (``literal_cursor``).
 
 
-def _json_int(digits: str) -> int | float:
-    """A JSON integer as read from Postgres: one beyond 64 bits is the float it was stored as."""
-    value = int(digits)
-    return value if INT64_MIN <= value <= INT64_MAX else float(digits)
-
-
 def load_json(data: bytes | str) -> Any:
-    """JSON of a ``json`` or ``jsonb`` column, its numbers as they were written.
-
-    Postgres keeps a ``jsonb`` number as ``numeric`` and writes it back without an exponent:
-    ``1e20`` comes back as ``100000000000000000000``. Read as an integer, such a number could
-    be neither sent again (the edge refuses integers beyond 64 bits, ``mnemo_schema.text``) nor
-    carried by an event (a cloned session's metadata would be refused by every projection). No
-    integer beyond 64 bits is ever stored, so each one read is a float, and is read as one."""
-    return json.loads(data, parse_int=_json_int)
+    """JSON of a ``json`` or ``jsonb`` column, its numbers as they were written
+    (``mnemo_schema.text.written_number``). Read as an integer beyond 64 bits, a float a client
+    stored could be neither sent again (the edge refuses such integers) nor carried by an event
+    (a cloned session's metadata would be refused by every projection)."""
+    return json.loads(data, parse_int=lambda digits: written_number(int(digits)))
 
 
 def _named(dsn: str, name: str | None) -> dict[str, str]:

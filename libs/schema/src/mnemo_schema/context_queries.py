@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo_schema.ids import EntityId
 from mnemo_schema.observations import Level
-from mnemo_schema.text import JsonObject, QueryText
+from mnemo_schema.text import JsonObject, QueryText, ReadJson
 
 MAX_SESSIONS = 1000
 # A set of sessions a read is confined to: their messages, and the observations that rest on
@@ -136,7 +136,7 @@ class ContextMessage(BaseModel):
     peer_id: str
     session_id: str
     workspace_id: str
-    metadata: dict[str, Any]
+    metadata: ReadJson
     created_at: datetime
     token_count: int
 

@@ -154,6 +154,27 @@ def _stored_json(value: dict[str, Any]) -> dict[str, Any]:
     return _checked(value, None, MAX_STORED_DEPTH)
 
 
+def written_number(value: int) -> int | float:
+    """An integer read back from Postgres's JSON: one beyond 64 bits is the float it was
+    written as. Postgres keeps a ``jsonb`` number as ``numeric`` and writes it back without an
+    exponent (``1e20`` as 21 digits), and no integer beyond 64 bits is ever stored."""
+    return value if INT64_MIN <= value <= INT64_MAX else float(value)
+
+
+def as_written(value: Any) -> Any:
+    """``value`` with every integer in it as ``written_number`` reads it."""
+    if isinstance(value, dict):
+        return {k: as_written(v) for k, v in value.items()} if value else value
+    if isinstance(value, list):
+        return [as_written(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return written_number(value)
+    return value
+
+
+# JSON read back from a projection's text (``json_build_object(...)::text``), its numbers as
+# they were written.
+ReadJson = Annotated[dict[str, Any], AfterValidator(as_written)]
 # Metadata of workspaces, peers, sessions and messages, as a caller may send it.
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata)]
 # A JSON object that only reaches queries (filters): the same rules, no size limit of its own.
