@@ -95,20 +95,13 @@ def test_the_fuzzer_finds_no_server_error_and_leaves_no_stalled_projection(
             f"\n{run.stderr[-2000:]}"
         )
     # Nothing it sent stalled or poisoned a projection: the whole system is ready again.
-    last: list[httpx.Response] = []
-
-    def ready() -> bool:
-        last[:] = [httpx.get(f"{url}/ready", timeout=10)]
-        return last[0].status_code == 200
-
-    started = time.monotonic()
     try:
-        wait_until(ready, timeout=120)
-        print(f"ready again after {time.monotonic() - started:.1f} s")
+        wait_until(lambda: httpx.get(f"{url}/ready", timeout=10).status_code == 200, timeout=120)
     except AssertionError as err:
-        # The stack's own account: its warnings and errors, the last of them.
+        # What /ready names, and the stack's own account: its last warnings and errors.
+        ready = httpx.get(f"{url}/ready", timeout=10)
         log = stack.log.read_text().splitlines()
         errors = [line for line in log if '"level": "error"' in line or '"warning"' in line]
         raise AssertionError(
-            f"seed {seed}: /ready {last[0].status_code} {last[0].text}\n" + "\n".join(errors[-20:])
+            f"seed {seed}: /ready {ready.status_code} {ready.text}\n" + "\n".join(errors[-20:])
         ) from err

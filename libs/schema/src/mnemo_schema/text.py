@@ -167,7 +167,7 @@ def as_written(value: Any) -> Any:
         return {k: as_written(v) for k, v in value.items()} if value else value
     if isinstance(value, list):
         return [as_written(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int):  # a bool is one, and within 64 bits
         return written_number(value)
     return value
 
