@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from mnemo_dialectic.adapters.fake import FakeReader, day
 from mnemo_dialectic.agent import DialecticAgent
@@ -12,21 +13,21 @@ from mnemo_dialectic.handlers import ChatHandlers
 from mnemo_dialectic.settings import DialecticSettings
 from mnemo_runtime.models import ChatModel, ModelRequest, ModelResponse, Stage, ToolResultBlock
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply, tool_reply
-from mnemo_schema.dialectic_queries import ChatQuery
+from mnemo_schema.dialectic_queries import ChatQuery, ConclusionLevel, ReasoningLevel
 
 WS = "w1"
 
 
-def obs(i: str, content: str, when: str, level: str = "explicit", **kw: object) -> Obs:
+def obs(i: str, content: str, when: str, level: ConclusionLevel = "explicit", **kw: Any) -> Obs:
     return Obs(
         id=i,
         level=level,
         content=content,
         created_at=day(when),
-        observer="alice",  # type: ignore[arg-type]
+        observer="alice",
         observed="bob",
         session_id="s1",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
@@ -37,8 +38,8 @@ def agent(reader: FakeReader, model: ChatModel | None = None) -> DialecticAgent:
     return DialecticAgent(models, reader, DialecticSettings())
 
 
-def ask(text: str, level: str = "low", **kw: object) -> ChatQuery:
-    return ChatQuery(observer="alice", observed="bob", query=text, reasoning_level=level, **kw)  # type: ignore[arg-type]
+def ask(text: str, level: ReasoningLevel = "low", **kw: Any) -> ChatQuery:
+    return ChatQuery(observer="alice", observed="bob", query=text, reasoning_level=level, **kw)
 
 
 def tool_results(request: ModelRequest) -> list[ToolResultBlock]:

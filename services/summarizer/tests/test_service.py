@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from mnemo_runtime.deadletters import Letter
-from mnemo_runtime.models import ModelRequest, ModelUnavailable
+from mnemo_runtime.models import ChatModel, ModelRequest, ModelUnavailable
 from mnemo_runtime.models.scripted import ScriptedModel, text_reply
 from mnemo_schema.config import SummaryConfiguration
 from mnemo_schema.events import MessagePosted
@@ -78,12 +79,12 @@ class Settled:
 
 
 def service(
-    model: object, history: History | None = None, **settings: object
+    model: ChatModel, history: History | None = None, **settings: Any
 ) -> tuple[SummarizerService, Log, Dead]:
     log, dead = Log(), Dead()
     svc = SummarizerService(
-        SummarizerSettings(**settings),  # type: ignore[arg-type]
-        model,  # type: ignore[arg-type]
+        SummarizerSettings(**settings),
+        model,
         log,
         history or History(),
         dead,
