@@ -109,12 +109,6 @@ async def stream_last_seq(js: JetStreamContext) -> int:
     return int(info.state.last_seq)
 
 
-# A batch longer than this is queued this many events at a time, the event loop free in
-# between: a hundred messages' events took about 2.5 ms of it in one go (and deciding them as
-# much just before), which a read arriving at the process meanwhile waited for.
-YIELD_EVERY = 25
-
-
 class EventPublisher:
     """Appends events to the stream; returns each event's stream sequence after the store acks.
 
@@ -133,38 +127,18 @@ class EventPublisher:
         """Queue ``events`` for publication in order; await the result for their sequences.
 
         Once this returns, the events are queued on the connection in order, so a caller holding
-        a lock for ordering may release it before the store acknowledges them. A batch longer
-        than ``YIELD_EVERY`` is queued in parts by a task of its own, which other work of the
-        process may run between; begun, it is queued whole, and a caller cancelled meanwhile
-        is cancelled once it is (no batch is cut short, nor overtaken by the caller's next).
+        a lock for ordering may release it before the store acknowledges them.
         """
-        if len(events) <= YIELD_EVERY:
-            return self._acks(await self._queue(events, headers))
-        queuing = asyncio.ensure_future(self._queue(events, headers))
-        try:
-            await asyncio.wait({queuing})
-        except asyncio.CancelledError:
-            await asyncio.wait({queuing})
-            if not queuing.cancelled():
-                queuing.exception()  # the caller learns of its cancellation instead
-            raise
-        return self._acks(queuing.result())
-
-    async def _queue(
-        self, events: Sequence[Envelope | KeyRevoked], headers: dict[str, str] | None
-    ) -> list[asyncio.Future[PubAck]]:
         futures = []
-        for i, event in enumerate(events):
-            if i and i % YIELD_EVERY == 0:
-                await asyncio.sleep(0)
+        for event in events:
             # The trace context travels in the envelope, where every consumer reads it; as
             # headers too it would be parsed again at every delivery to every consumer.
             hdrs = {MSG_ID_HEADER: event.event_id, **(headers or {})}
             # wait_stall=None keeps the semaphore acquisition on asyncio's fast path (no task per
-            # publish), so a part is queued before the flusher writes it in one go.
+            # publish), so a whole batch is queued before the flusher writes it in one go.
             fut = await self._js.publish_async(event.subject(), encode_event(event), headers=hdrs)
             futures.append(fut)
-        return futures
+        return self._acks(futures)
 
     async def _acks(self, futures: list[asyncio.Future[PubAck]]) -> list[int]:
         acks = await asyncio.wait_for(asyncio.gather(*futures), timeout=self._timeout)
