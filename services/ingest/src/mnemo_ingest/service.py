@@ -145,9 +145,11 @@ class IngestService:
 
     async def _count(self, messages: list[c.NewMessage]) -> list[int]:
         texts = [m.content for m in messages]
-        # Tokenising runs in Rust without the GIL: off the event loop it overlaps other work,
-        # which pays once there is enough of it; for a few short texts the hand-over to a
-        # thread and back costs more than the tokenising.
+        # Off the event loop once there is enough text: non-ASCII text is tokenised in Rust
+        # without the GIL, overlapping other work; ASCII text is counted in Python (see
+        # ``TokenCounter``), which holds it (counted on the loop in parts of 25 instead, the
+        # api's loop answered no sooner under load). For a few short texts the hand-over to a
+        # thread and back costs more than the counting.
         if sum(map(len, texts)) <= INLINE_TOKENIZE_CHARS:
             return self._tokens.count_many(texts)
         return await asyncio.to_thread(self._tokens.count_many, texts)
