@@ -142,6 +142,30 @@ async def test_unconfined_reads_see_everything(world: tuple[str, RetrievalEngine
     assert observations == {"o1", "o2", "o3", "d-work", "d-both"}
 
 
+async def test_an_observation_rests_on_its_own_messages_and_its_premises(
+    world: tuple[str, RetrievalEngine],
+) -> None:
+    ws, engine = world
+    reply = await engine.retrieve(
+        ws,
+        RetrievalQuery(
+            query="hospital nurse Porto shifts",
+            observer="ann",
+            observed="ann",
+            messages=0,
+            observations=10,
+        ),
+    )
+    sources = {o.id: sorted(o.source_message_ids) for o in reply.observations}
+    assert sources == {
+        "o1": ["m1"],
+        "o2": ["m2"],
+        "o3": ["m3"],
+        "d-work": ["m1", "m2"],
+        "d-both": ["m1", "m3"],
+    }
+
+
 async def test_a_set_of_sessions_confines_messages_and_provenance(
     world: tuple[str, RetrievalEngine],
 ) -> None:
