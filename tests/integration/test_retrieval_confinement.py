@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
@@ -25,7 +26,7 @@ from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema.errors import Refusal
 from mnemo_schema.events import Event, MessagePosted, PeerCreated, Representation
 from mnemo_schema.observations import ObservationWritten
-from mnemo_schema.retrieval import RetrievalQuery
+from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply
 
 from .retrieval_worlds import Logged
 
@@ -120,19 +121,17 @@ async def world(pg_url: str) -> AsyncIterator[tuple[str, RetrievalEngine]]:
     await pool.close()
 
 
-async def _ask(world: tuple[str, RetrievalEngine], **kw: object) -> tuple[set[str], set[str]]:
+async def _retrieve(world: tuple[str, RetrievalEngine], **kw: Any) -> RetrievalReply:
     ws, engine = world
-    reply = await engine.retrieve(
-        ws,
-        RetrievalQuery(
-            query="hospital nurse Porto shifts",
-            observer="ann",
-            observed="ann",
-            messages=10,
-            observations=10,
-            **kw,
-        ),
+    asked: dict[str, Any] = {"messages": 10, "observations": 10, **kw}
+    query = RetrievalQuery(
+        query="hospital nurse Porto shifts", observer="ann", observed="ann", **asked
     )
+    return await engine.retrieve(ws, query)
+
+
+async def _ask(world: tuple[str, RetrievalEngine], **kw: Any) -> tuple[set[str], set[str]]:
+    reply = await _retrieve(world, **kw)
     return {m.message.id for m in reply.messages}, {o.id for o in reply.observations}
 
 
@@ -145,17 +144,7 @@ async def test_unconfined_reads_see_everything(world: tuple[str, RetrievalEngine
 async def test_an_observation_rests_on_its_own_messages_and_its_premises(
     world: tuple[str, RetrievalEngine],
 ) -> None:
-    ws, engine = world
-    reply = await engine.retrieve(
-        ws,
-        RetrievalQuery(
-            query="hospital nurse Porto shifts",
-            observer="ann",
-            observed="ann",
-            messages=0,
-            observations=10,
-        ),
-    )
+    reply = await _retrieve(world, messages=0)
     sources = {o.id: sorted(o.source_message_ids) for o in reply.observations}
     assert sources == {
         "o1": ["m1"],
