@@ -1,23 +1,37 @@
-"""The representation store refuses what would break the representation's invariants: the
-grounding rule as a writer runs it before publishing (the dreamer's check), and the store's keyed
-reads."""
+"""The representation's invariants: the grounding rule as a writer runs it before publishing (the
+dreamer's check), and the observations read by key from the retrieval engine (``StoredQuery``),
+always inside the representation asked."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import psycopg
+import pytest
 from honcho import Honcho
 from honcho.api_types import SessionPeerConfig
+from pydantic import ValidationError
 
 from mnemo_dreamer.adapters.memory import store_check
-from mnemo_runtime.memory.store import RepresentationStore
-from mnemo_runtime.pg import open_pool
-from mnemo_runtime.vectors import MissingScopeError, Scope
+from mnemo_runtime.infra import Infra, open_infra
+from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_schema.observations import ObservationWritten
+from mnemo_schema.retrieval import StoredQuery
 
 
-async def test_store_write_rules(settle, mnemo, workspace, database_url):
+@asynccontextmanager
+async def asking(nats_url: str, database_url: str) -> AsyncIterator[tuple[Infra, RetrievalClient]]:
+    """A connection to the stack, and the retrieval engine's client over it."""
+    infra = await open_infra(nats_url, database_url, "store-rules-test")
+    try:
+        yield infra, RetrievalClient(infra.nc)
+    finally:
+        await infra.close()
+
+
+async def test_store_write_rules(settle, mnemo, workspace, nats_url, database_url):
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     ann, ben = h.peer("ann"), h.peer("ben")
     h.peer("cal")
@@ -39,11 +53,10 @@ async def test_store_write_rules(settle, mnemo, workspace, database_url):
         }
         return ObservationWritten(**{**base, **kw})
 
-    pool = await open_pool(database_url)
-    try:
-        store = RepresentationStore(pool)
+    async with asking(nats_url, database_url) as (infra, retrieval):
         verdicts = await store_check(
-            pool,
+            infra.pool,
+            retrieval,
             [
                 obs("ok-explicit", source_message_ids=[msg.id], source_span="I teach chemistry"),
                 obs("bad-span", source_message_ids=[msg.id], source_span="I teach physics"),
@@ -94,18 +107,14 @@ async def test_store_write_rules(settle, mnemo, workspace, database_url):
         assert "must cite" in str(verdicts[5])
         assert "do not exist in the representation (ben, ann)" in str(verdicts[7])
 
-        try:
-            await store.recent("not a scope")  # type: ignore[arg-type]
-        except MissingScopeError:
-            pass
-        else:
-            raise AssertionError("a query without the (observer, observed) key must be refused")
-        assert await store.get(Scope(workspace, "ben", "ann"), [existing]) == []
-    finally:
-        await pool.close()
+        # Another representation's observation is not found, by id or as a premise.
+        other = await retrieval.stored_ids(workspace, [existing], observer="ben", observed="ann")
+        assert other.observations == [] and other.resolved == {}
+    with pytest.raises(ValidationError, match="representation"):
+        StoredQuery(newest=5)
 
 
-async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
+async def test_one_check_may_hold_several_workspaces(mnemo, nats_url, database_url):
     """The memory projection checks a batch of the log, and a batch mixes workspaces."""
     sent = {}
     for ws, text in (
@@ -131,10 +140,10 @@ async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
         }
         return ObservationWritten(**{**base, **kw})
 
-    pool = await open_pool(database_url)
-    try:
+    async with asking(nats_url, database_url) as (infra, retrieval):
         verdicts = await store_check(
-            pool,
+            infra.pool,
+            retrieval,
             [
                 obs("second", "flies", "I fly planes"),
                 obs("first", "teaches", "I teach chemistry"),
@@ -145,10 +154,61 @@ async def test_one_check_may_hold_several_workspaces(mnemo, database_url):
                 obs("second", "rests-here", "", level="deductive", premise_ids=["flies"]),
             ],
         )
-    finally:
-        await pool.close()
     assert [v is None for v in verdicts] == [True, True, False, False, True], [
         str(v) for v in verdicts
     ]
     assert "does not exist" in str(verdicts[2])
     assert "do not exist in the representation" in str(verdicts[3])
+
+
+async def test_observations_read_by_key(settle, mnemo, workspace, nats_url, database_url):
+    """By id in the order asked (an alias as the observation it was merged into, an id asked
+    twice twice), within the representation, levels and sessions asked; the newest by seq;
+    nothing deleted."""
+    h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
+    ann = h.peer("ann")
+    h.session("one", peers=[ann]).add_messages([ann.message("I teach chemistry.")])
+    h.session("two", peers=[ann]).add_messages([ann.message("I keep two cats.")])
+    made = ann.conclusions_of(ann).create([{"content": "Ann reads a lot."}])
+    settle(h)
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT id, session_id, level FROM observations WHERE workspace = %s"
+            " AND observer = 'ann' AND observed = 'ann' AND deleted_at IS NULL ORDER BY seq DESC",
+            (workspace,),
+        ).fetchall()
+        by_session = {sid: oid for oid, sid, _ in rows if sid is not None}
+        one, two = by_session["one"], by_session["two"]
+        conn.execute(
+            "INSERT INTO observation_aliases (workspace, alias_id, canonical_id)"
+            " VALUES (%s, 'merged-away', %s)",
+            (workspace, one),
+        )
+    ann.conclusions_of(ann).delete(made[0].id)
+    newest = [oid for oid, _, _ in rows if oid != made[0].id]
+
+    async with asking(nats_url, database_url) as (_, retrieval):
+        key = {"observer": "ann", "observed": "ann"}
+        got = await retrieval.stored_ids(
+            workspace, [two, "nope", "merged-away", two, made[0].id], **key
+        )
+        assert [o.id for o in got.observations] == [two, one, two]
+        assert got.resolved == {two: two, "merged-away": one}
+        assert {o.observer for o in got.observations} == {"ann"}
+        assert got.observations[0].source_sessions == ["two"]
+
+        got = await retrieval.stored_ids(workspace, [one, two], sessions=["one"], **key)
+        assert [o.id for o in got.observations] == [one]
+        # Without a representation, by id across the workspace (the workspace-wide chat).
+        got = await retrieval.stored_ids(workspace, [one, two])
+        assert [o.id for o in got.observations] == [one, two]
+        got = await retrieval.stored_ids(workspace, [one], observer="ben", observed="ann")
+        assert got.observations == []
+
+        got = await retrieval.stored(workspace, StoredQuery(newest=10, **key))
+        assert [o.id for o in got.observations] == newest
+        got = await retrieval.stored(workspace, StoredQuery(newest=1, **key))
+        assert [o.id for o in got.observations] == newest[:1]
+        got = await retrieval.stored(workspace, StoredQuery(newest=10, levels=["explicit"], **key))
+        explicit = [oid for oid, _, level in rows if level == "explicit" and oid != made[0].id]
+        assert explicit and [o.id for o in got.observations] == explicit

@@ -135,21 +135,20 @@ async def serve(components: Sequence[str], infra_settings: InfraSettings) -> Non
             tasks.append(
                 asyncio.create_task(run_summarizer(infra, stop, leases), name="summarizer")
             )
-        # With the context service here, the dialectic and the dreamer call its retrieval
-        # engine directly; otherwise they ask it over NATS.
+        # With the context service here, the dialectic and the dreamer call its handlers
+        # directly; otherwise they ask it over NATS.
         context = await build_context(infra.pool, memory) if "context" in components else None
-        local = context.retrieve if context is not None else None
         if context is not None:
             tasks.append(asyncio.create_task(run_context(*args, service=context), name="context"))
         if "dreamer" in components:
             tasks.append(
                 asyncio.create_task(
-                    run_dreamer(*args, retrieve=local, partitions=infra.partitions), name="dreamer"
+                    run_dreamer(*args, engine=context, partitions=infra.partitions), name="dreamer"
                 )
             )
         if "dialectic" in components:
             tasks.append(
-                asyncio.create_task(run_dialectic(*args, retrieve=local), name="dialectic")
+                asyncio.create_task(run_dialectic(*args, engine=context), name="dialectic")
             )
         local_ingest = None
         if "ingest" in components:

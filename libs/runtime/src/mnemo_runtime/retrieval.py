@@ -1,29 +1,45 @@
 """How a stage asks the retrieval engine (the context service): directly or over NATS.
 
-When the context service runs in the same process, its handler is called directly (the same
-query and reply, no trip through NATS); otherwise the query goes out on
-``mnemo.qry.<workspace>.retrieve`` as request-reply. Either way a refusal is a ``Refusal``.
+The engine ranks (``RetrievalQuery``) and reads observations by key (``StoredQuery``): the
+memory projection's tables are read there, not by each stage. When the context service runs in
+the same process, its handlers are called directly (the same query and reply, no trip through
+NATS); otherwise the query goes out on ``mnemo.qry.<workspace>.<kind>`` as request-reply.
+Either way a refusal is a ``Refusal``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from nats.aio.client import Client as NATS
 
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
-from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply
+from mnemo_schema.retrieval import (
+    MAX_STORED_IDS,
+    RetrievalQuery,
+    RetrievalReply,
+    StoredQuery,
+    StoredReply,
+)
 
-LocalRetrieve = Callable[[str, RetrievalQuery], Awaitable[RetrievalReply]]
-"""The context service's handler, for callers in its process."""
+R = TypeVar("R", RetrievalReply, StoredReply)
+
+
+class LocalEngine(Protocol):
+    """The context service's handlers, for callers in its process."""
+
+    async def retrieve(self, ws: str, q: RetrievalQuery) -> RetrievalReply: ...
+
+    async def stored(self, ws: str, q: StoredQuery) -> StoredReply: ...
 
 
 class RetrievalClient:
-    """Sends ``RetrievalQuery`` to the engine: ``local`` when given, else over ``nc``."""
+    """Asks the engine: ``local`` when given, else over ``nc``."""
 
     def __init__(
-        self, nc: NATS | None, local: LocalRetrieve | None = None, timeout: float = 10.0
+        self, nc: NATS | None, local: LocalEngine | None = None, timeout: float = 10.0
     ) -> None:
         if nc is None and local is None:
             raise ValueError("a retrieval client needs NATS or the engine in this process")
@@ -39,7 +55,42 @@ class RetrievalClient:
     async def retrieve(self, workspace: str, query: RetrievalQuery) -> RetrievalReply:
         """The engine's reply to ``query``."""
         if self._local is not None:
-            return await self._local(workspace, query)
+            return await self._local.retrieve(workspace, query)
+        return await self._remote(workspace, query, RetrievalReply)
+
+    async def stored(self, workspace: str, query: StoredQuery) -> StoredReply:
+        """Observations by key (see ``StoredQuery``)."""
+        if self._local is not None:
+            return await self._local.stored(workspace, query)
+        return await self._remote(workspace, query, StoredReply)
+
+    async def stored_ids(
+        self,
+        workspace: str,
+        ids: Sequence[str],
+        *,
+        observer: str | None = None,
+        observed: str | None = None,
+        sessions: Sequence[str] | None = None,
+    ) -> StoredReply:
+        """Live observations by id (``StoredQuery``), however many ids: asked
+        ``MAX_STORED_IDS`` at a time, in the order asked."""
+        reply = StoredReply()
+        for start in range(0, len(ids), MAX_STORED_IDS):
+            query = StoredQuery(
+                observer=observer,
+                observed=observed,
+                ids=list(ids[start : start + MAX_STORED_IDS]),
+                sessions=None if sessions is None else list(sessions),
+            )
+            got = await self.stored(workspace, query)
+            reply.observations += got.observations
+            reply.resolved |= got.resolved
+        return reply
+
+    async def _remote(
+        self, workspace: str, query: RetrievalQuery | StoredQuery, reply: type[R]
+    ) -> R:
         assert self._nc is not None
-        subject = subjects.query_subject(workspace, RetrievalQuery.KIND)
-        return await rpc.call(self._nc, subject, query, RetrievalReply, self._timeout)
+        subject = subjects.query_subject(workspace, query.KIND)
+        return await rpc.call(self._nc, subject, query, reply, self._timeout)

@@ -98,8 +98,8 @@ class RankedMessage(BaseModel):
     found_by: list[str] = Field(default_factory=list)
 
 
-class RankedObservation(BaseModel):
-    """An observation the engine found, and the messages it rests on."""
+class ObservationFields(BaseModel):
+    """An observation as its readers see it, and the messages it rests on."""
 
     id: str
     level: Level
@@ -113,6 +113,11 @@ class RankedObservation(BaseModel):
     source_message_ids: list[str] = Field(default_factory=list)
     times_derived: int = 1
     token_count: int | None = None
+
+
+class RankedObservation(ObservationFields):
+    """An observation the engine found."""
+
     score: float
     distance: float | None = None
     """Cosine distance to the query, when the vectors were compared."""
@@ -124,3 +129,56 @@ class RetrievalReply(BaseModel):
 
     messages: list[RankedMessage] = Field(default_factory=list)
     observations: list[RankedObservation] = Field(default_factory=list)
+
+
+# Ids one ``StoredQuery`` may name, and the newest observations it may ask for.
+MAX_STORED_IDS = 1_000
+MAX_NEWEST = 1_000
+
+
+class StoredQuery(BaseModel):
+    """Live observations as the memory projection stored them, read by key (no ranking): by id,
+    an alias resolved to the observation it was merged into, in the order asked; or the newest
+    of one representation. Answered by the context service on ``mnemo.qry.<workspace>.stored``.
+
+    With ``observer`` and ``observed`` only that representation's observations are found; an id
+    of another representation is not."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    KIND: ClassVar[str] = "stored"
+
+    observer: str | None = Field(default=None, min_length=1)
+    observed: str | None = Field(default=None, min_length=1)
+    ids: list[str] | None = Field(default=None, max_length=MAX_STORED_IDS)
+    newest: int = Field(default=0, ge=0, le=MAX_NEWEST)
+    """How many of the representation's newest observations (instead of ``ids``)."""
+    levels: list[Level] | None = None
+    sessions: Sessions = None
+    """Only observations resting on these sessions alone."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> StoredQuery:
+        if (self.observer is None) != (self.observed is None):
+            raise ValueError("observer and observed go together: a representation has both")
+        if (self.ids is None) == (self.newest == 0):
+            raise ValueError("ask by ids or for the newest, one of the two")
+        if self.newest and self.observer is None:
+            raise ValueError("the newest observations are a representation's: name it")
+        return self
+
+
+class StoredObservation(ObservationFields):
+    """An observation with every field its readers weigh."""
+
+    source_sessions: list[str] = Field(default_factory=list)
+    needs_review: bool = False
+    confidence: float | None = None
+    pattern_type: str | None = None
+
+
+class StoredReply(BaseModel):
+    observations: list[StoredObservation] = Field(default_factory=list)
+    """In the order asked (an id once for each time it was asked), or newest first."""
+    resolved: dict[str, str] = Field(default_factory=dict)
+    """Each id asked that names a live observation found -> that observation's id (itself, or
+    for an alias the observation it was merged into)."""

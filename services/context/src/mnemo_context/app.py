@@ -26,7 +26,7 @@ from mnemo_schema.context_queries import (
     RepresentationQuery,
     SearchQuery,
 )
-from mnemo_schema.retrieval import RetrievalQuery
+from mnemo_schema.retrieval import RetrievalQuery, StoredQuery
 
 QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
@@ -103,6 +103,9 @@ async def serve(nc: NATS, service: ContextService) -> list[rpc.Served]:
             RetrievalQuery,
             service.retrieve,
             QUEUE_GROUP,
+        ),
+        await rpc.serve(
+            nc, subjects.query_filter(StoredQuery.KIND), StoredQuery, service.stored, QUEUE_GROUP
         ),
     ]
 

@@ -34,7 +34,7 @@ from mnemo_schema.context_queries import (
     allowed_sessions,
 )
 from mnemo_schema.errors import Refusal
-from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply
+from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply, StoredQuery, StoredReply
 
 T = TypeVar("T")
 
@@ -63,6 +63,11 @@ class ContextService:
     async def retrieve(self, ws: str, q: RetrievalQuery) -> RetrievalReply:
         """The engine's ranked messages and observations."""
         return await self._ranker().retrieve(ws, q)
+
+    async def stored(self, ws: str, q: StoredQuery) -> StoredReply:
+        """Observations by key, unranked: for the stages that hold their ids (the dialectic's
+        tools, the dreamer's specialists and its check of what it writes)."""
+        return await self._reads.stored(ws, q)
 
     async def observations(
         self, ws: str, observer: str, observed: str, want: RepresentationSlice

@@ -11,6 +11,7 @@ from mnemo_context.domain import Observation
 from mnemo_runtime.vectors.ports import Scope, VectorLike
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 from mnemo_schema.observations import Level
+from mnemo_schema.retrieval import StoredQuery, StoredReply
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,12 @@ class Reads(Protocol):
     ) -> list[Observation]:
         """Live observations of the representation (resting on ``sessions`` alone, when
         given), most often derived first."""
+        ...
+
+    async def stored(self, ws: str, q: StoredQuery) -> StoredReply:
+        """Live observations by key, as ``StoredQuery`` says: by id (aliases resolved), in
+        the order asked, or a representation's newest; within its representation, levels and
+        sessions when given."""
         ...
 
 

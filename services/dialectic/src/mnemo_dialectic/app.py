@@ -19,7 +19,7 @@ from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.pg import Pool
-from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
+from mnemo_runtime.retrieval import LocalEngine, RetrievalClient
 from mnemo_schema import subjects
 from mnemo_schema.dialectic_queries import REASONING_LEVELS, ChatQuery, WorkspaceChatQuery
 
@@ -47,11 +47,12 @@ async def run(
     pool: Pool,
     memory: MemoryAdapters | None,  # noqa: ARG001 - searches go to the retrieval engine
     stop: asyncio.Event,
-    retrieve: LocalRetrieve | None = None,
+    engine: LocalEngine | None = None,
 ) -> None:
-    """Run the dialectic until ``stop``; ``retrieve``: the engine, when it runs in this process."""
+    """Run the dialectic until ``stop``; ``engine``: the context service, when it runs in
+    this process."""
     settings = DialecticSettings()
-    reader = PgScopeReader(pool, RetrievalClient(nc, retrieve))
+    reader = PgScopeReader(pool, RetrievalClient(nc, engine))
     agent = DialecticAgent(build_models(), reader, settings)
     handlers = ChatHandlers(agent)
     subs = [

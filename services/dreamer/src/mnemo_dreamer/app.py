@@ -22,7 +22,7 @@ from mnemo_runtime.models import ChatModel, Stage, UsageLedger
 from mnemo_runtime.models.config import ModelSettings, build_model
 from mnemo_runtime.models.local import LocalReasoner
 from mnemo_runtime.pg import Pool
-from mnemo_runtime.retrieval import LocalRetrieve, RetrievalClient
+from mnemo_runtime.retrieval import LocalEngine, RetrievalClient
 
 MIGRATIONS = package_migrations("mnemo_dreamer")
 
@@ -50,10 +50,11 @@ async def run(
     pool: Pool,
     memory: MemoryAdapters | None,  # noqa: ARG001 - similarity goes to the retrieval engine
     stop: asyncio.Event,
-    retrieve: LocalRetrieve | None = None,
+    engine: LocalEngine | None = None,
     partitions: int | None = None,
 ) -> None:
-    """Run the dreamer until ``stop``; ``retrieve``: the engine, when it runs in this process.
+    """Run the dreamer until ``stop``; ``engine``: the context service, when it runs in this
+    process.
 
     The dreamer is not partitioned: replicas share its durables, and a dream holds its
     representation's lock. ``partitions``: the stream's (read from it when not given).
@@ -63,7 +64,7 @@ async def run(
     dreamer = Dreamer(
         settings,
         build_dreamer_models(),
-        PgMemory(pool, RetrievalClient(nc, retrieve), partitions),
+        PgMemory(pool, RetrievalClient(nc, engine), partitions),
         EventPublisher(js),
         PgSchedule(pool, settings),
         announce=nc.publish,

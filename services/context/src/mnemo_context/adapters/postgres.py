@@ -12,6 +12,7 @@ from mnemo_context.domain import Observation
 from mnemo_context.ports import Opening, StoredSummary, WindowPage
 from mnemo_runtime.pg import Pool
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
+from mnemo_schema.retrieval import StoredObservation, StoredQuery, StoredReply
 from mnemo_schema.summaries import SummaryType
 
 MSG_COLS = (
@@ -66,6 +67,34 @@ _CARD = (
     "(SELECT card FROM peer_cards WHERE workspace = %(ws)s AND observer = %(observer)s"
     " AND observed = %(observed)s)"
 )
+
+
+_STORED = TypeAdapter(list[StoredObservation])
+_STORED_COLS = ", ".join(
+    f"o.{c}"
+    for c in (
+        *("id", "level", "content", "observer", "observed", "session_id", "created_at"),
+        *("observed_at", "premise_ids", "source_message_ids", "source_sessions"),
+        *("times_derived", "token_count", "needs_review", "confidence", "pattern_type"),
+    )
+)
+
+
+def _stored_where(q: StoredQuery) -> tuple[str, dict[str, Any]]:
+    """``StoredQuery``'s conditions on a live observation ``o``."""
+    sql = " AND o.deleted_at IS NULL"
+    params: dict[str, Any] = {}
+    if q.observer is not None:
+        sql += " AND o.observer = %(observer)s AND o.observed = %(observed)s"
+        params |= {"observer": q.observer, "observed": q.observed}
+    if q.levels:
+        sql += " AND o.level = ANY(%(levels)s)"
+        params["levels"] = list(q.levels)
+    if q.sessions is not None:
+        sql += " AND o.source_sessions <@ %(sessions)s::text[]"
+        sql += " AND cardinality(o.source_sessions) > 0"
+        params["sessions"] = sorted(set(q.sessions))
+    return sql, params
 
 
 def to_messages(rows: list[Row]) -> list[ContextMessage]:
@@ -165,6 +194,28 @@ class PostgresReads:
             (ws, observer, observed),
         )
         return list(rows[0]["card"]) if rows else None
+
+    async def stored(self, ws: str, q: StoredQuery) -> StoredReply:
+        where, params = _stored_where(q)
+        params["ws"] = ws
+        if q.ids is None:
+            rows = await self._all(
+                f"SELECT {_STORED_COLS} FROM observations o WHERE o.workspace = %(ws)s{where}"
+                " ORDER BY o.seq DESC LIMIT %(newest)s",
+                {**params, "newest": q.newest},
+            )
+            return StoredReply(observations=_STORED.validate_python(rows))
+        # Each id asked, by its place; an alias read as the observation it was merged into.
+        rows = await self._all(
+            f"SELECT q.id AS asked, {_STORED_COLS} FROM unnest(%(ids)s::text[])"
+            " WITH ORDINALITY AS q(id, n)"
+            " LEFT JOIN observation_aliases a ON a.workspace = %(ws)s AND a.alias_id = q.id"
+            " JOIN observations o ON o.workspace = %(ws)s"
+            f" AND o.id = coalesce(a.canonical_id, q.id){where} ORDER BY q.n",
+            {**params, "ids": q.ids},
+        )
+        resolved = {r["asked"]: r["id"] for r in rows}
+        return StoredReply(observations=_STORED.validate_python(rows), resolved=resolved)
 
     async def newest_observations(
         self, ws: str, observer: str, observed: str, sessions: frozenset[str] | None, limit: int

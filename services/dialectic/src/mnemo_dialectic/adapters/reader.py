@@ -1,8 +1,8 @@
 """``ScopeReader`` over the Postgres projections, with searches answered by the retrieval engine.
 
-Every statement carries the scope: observations by (workspace, observer, observed) through the
-representation store, messages by the (observer, observed) pair in their ``representations``.
-Searches by meaning and words go to the context service's engine, inside the same scope.
+Every read carries the scope: messages by the (observer, observed) pair in their
+``representations``; observations, searched by meaning and words or read by id, come from the
+context service's engine inside the same (workspace, observer, observed).
 """
 
 from __future__ import annotations
@@ -13,11 +13,15 @@ from datetime import datetime
 from typing import Any
 
 from mnemo_dialectic.domain import Msg, Obs, View
-from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.pg import Pool
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors import Level
-from mnemo_schema.retrieval import RankedMessage, RankedObservation, RetrievalQuery
+from mnemo_schema.retrieval import (
+    RankedMessage,
+    RankedObservation,
+    RetrievalQuery,
+    StoredObservation,
+)
 
 MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
 # A view of the whole workspace has no pair: every message of the workspace is visible.
@@ -25,21 +29,6 @@ VISIBLE = (
     "workspace = %(ws)s AND (%(pair)s::jsonb IS NULL OR representations @> %(pair)s::jsonb)"
     " AND (%(sessions)s::text[] IS NULL OR session_id = ANY(%(sessions)s))"
 )
-
-
-def _obs(r: dict[str, Any]) -> Obs:
-    return Obs(
-        id=r["id"],
-        level=r["level"],
-        content=r["content"],
-        created_at=r["created_at"],
-        observer=r["observer"],
-        observed=r["observed"],
-        session_id=r["session_id"],
-        observed_at=r.get("observed_at"),
-        premise_ids=tuple(r["premise_ids"]),
-        source_message_ids=tuple(r["source_message_ids"]),
-    )
 
 
 def _msg(r: dict[str, Any]) -> Msg:
@@ -53,7 +42,7 @@ def _msg(r: dict[str, Any]) -> Msg:
     )
 
 
-def _ranked_obs(o: RankedObservation) -> Obs:
+def _obs(o: RankedObservation | StoredObservation) -> Obs:
     return Obs(
         id=o.id,
         level=o.level,
@@ -65,7 +54,7 @@ def _ranked_obs(o: RankedObservation) -> Obs:
         observed_at=o.observed_at,
         premise_ids=tuple(o.premise_ids),
         source_message_ids=tuple(o.source_message_ids),
-        distance=o.distance,
+        distance=o.distance if isinstance(o, RankedObservation) else None,
     )
 
 
@@ -90,7 +79,6 @@ class PgScopeReader:
 
     def __init__(self, pool: Pool, retrieval: RetrievalClient) -> None:
         self._pool = pool
-        self._store = RepresentationStore(pool)
         self._retrieval = retrieval
 
     async def _rows(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -132,7 +120,7 @@ class PgScopeReader:
                 max_distance=max_distance,
             ),
         )
-        return [_ranked_obs(o) for o in found.observations]
+        return [_obs(o) for o in found.observations]
 
     async def search_messages(
         self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
@@ -154,23 +142,14 @@ class PgScopeReader:
         self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Obs]:
         """Live observations of ``scope`` by id (resting on ``sessions`` alone, when given)."""
-        if not ids:
-            return []
-        if scope.scope is not None:
-            rows = await self._store.get(scope.scope, list(ids))
-        else:
-            found = await self._rows(
-                "SELECT * FROM observations WHERE workspace = %(ws)s AND id = ANY(%(ids)s)"
-                " AND deleted_at IS NULL",
-                {"ws": scope.workspace, "ids": list(ids)},
-            )
-            by_id = {r["id"]: r for r in found}
-            rows = [by_id[i] for i in ids if i in by_id]
-        if sessions is not None:
-            rows = [
-                r for r in rows if r["source_sessions"] and set(r["source_sessions"]) <= sessions
-            ]
-        return [_obs(r) for r in rows]
+        found = await self._retrieval.stored_ids(
+            scope.workspace,
+            ids,
+            observer=scope.observer,
+            observed=scope.observed,
+            sessions=None if sessions is None else sorted(sessions),
+        )
+        return [_obs(o) for o in found.observations]
 
     async def messages(
         self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None

@@ -1,4 +1,5 @@
-"""The representation as the dreamer reads it: the store, the retrieval engine, source messages."""
+"""The representation as the dreamer reads it: observations from the retrieval engine (by key
+and by similarity), source messages, cards and configuration from the projections."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any, cast
 
 from mnemo_dreamer.ports import Observation, SourceMessage
 from mnemo_runtime import positions
-from mnemo_runtime.memory.store import RepresentationStore
 from mnemo_runtime.pg import Pool
 from mnemo_runtime.positions import wait_applied
 from mnemo_runtime.retrieval import RetrievalClient
@@ -15,30 +15,32 @@ from mnemo_runtime.vectors.ports import Level, Scope
 from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.grounding import CitedMessage, Rejected, RepresentationKey, verdicts
 from mnemo_schema.observations import ObservationWritten
-from mnemo_schema.retrieval import RetrievalQuery
+from mnemo_schema.retrieval import MAX_NEWEST, RetrievalQuery, StoredObservation, StoredQuery
 from mnemo_schema.subjects import partition_of
 
 
-def _obs(r: dict[str, Any]) -> Observation:
+def _obs(o: StoredObservation) -> Observation:
     return Observation(
-        id=r["id"],
-        level=r["level"],
-        content=r["content"],
-        created_at=r["observed_at"] or r["created_at"],
-        premise_ids=tuple(r["premise_ids"] or ()),
-        source_message_ids=tuple(r["source_message_ids"] or ()),
-        needs_review=bool(r["needs_review"]),
-        confidence=r["confidence"],
-        pattern_type=r["pattern_type"],
+        id=o.id,
+        level=o.level,
+        content=o.content,
+        created_at=o.observed_at or o.created_at,
+        premise_ids=tuple(o.premise_ids),
+        source_message_ids=tuple(o.source_message_ids),
+        needs_review=o.needs_review,
+        confidence=o.confidence,
+        pattern_type=o.pattern_type,
     )
 
 
-async def store_check(pool: Pool, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
+async def store_check(
+    pool: Pool, retrieval: RetrievalClient, events: Sequence[ObservationWritten]
+) -> list[Rejected | None]:
     """For each observation, None if the memory projection will accept it, else why not: the
-    grounding rule (``mnemo_schema.grounding``) against the tables as they stand, run before an
-    observation is published so that the model is told what it got wrong. The projection's own
-    check, in its transaction, is the verdict that counts."""
-    store = RepresentationStore(pool)
+    grounding rule (``mnemo_schema.grounding``) against the tables as they stand (premises
+    resolved by the retrieval engine), run before an observation is published so that the model
+    is told what it got wrong. The projection's own check, in its transaction, is the verdict
+    that counts."""
     keys = sorted({(e.workspace, m) for e in events for m in e.source_message_ids})
     cited: dict[tuple[str, str], CitedMessage] = {}
     if keys:
@@ -58,28 +60,42 @@ async def store_check(pool: Pool, events: Sequence[ObservationWritten]) -> list[
         }
 
     async def resolve(key: RepresentationKey, ids: Sequence[str]) -> dict[str, str]:
-        return await store.resolve(Scope(*key), ids)
+        workspace, observer, observed = key
+        found = await retrieval.stored_ids(workspace, ids, observer=observer, observed=observed)
+        return found.resolved
 
     reasons = await verdicts(events, cited, resolve)
     return [None if r is None else Rejected(r) for r in reasons]
 
 
 class PgMemory:
-    """Reads through ``RepresentationStore`` (always keyed); similarity through the engine."""
+    """Observations from the retrieval engine, always keyed by their representation: by id and
+    newest (``StoredQuery``), by similarity (``RetrievalQuery``)."""
 
     def __init__(self, pool: Pool, retrieval: RetrievalClient, partitions: int) -> None:
         self._pool = pool
         self._partitions = partitions
-        self._store = RepresentationStore(pool)
         self._retrieval = retrieval
 
     async def recent(
         self, scope: Scope, limit: int, levels: Sequence[str] = ()
     ) -> list[Observation]:
-        return [_obs(r) for r in await self._store.recent(scope, limit, levels)]
+        found = await self._retrieval.stored(
+            scope.workspace,
+            StoredQuery(
+                observer=scope.observer,
+                observed=scope.observed,
+                newest=max(1, min(limit, MAX_NEWEST)),
+                levels=cast(list[Level], list(levels)) or None,
+            ),
+        )
+        return [_obs(o) for o in found.observations]
 
     async def get(self, scope: Scope, ids: Sequence[str]) -> list[Observation]:
-        return [_obs(r) for r in await self._store.get(scope, ids)]
+        found = await self._retrieval.stored_ids(
+            scope.workspace, ids, observer=scope.observer, observed=scope.observed
+        )
+        return [_obs(o) for o in found.observations]
 
     async def similar(
         self, scope: Scope, query: str, limit: int, levels: Sequence[str] = ()
@@ -134,7 +150,7 @@ class PgMemory:
         return effective(*(WorkspaceConfiguration.model_validate(c) for c in levels if c))
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        return await store_check(self._pool, events)
+        return await store_check(self._pool, self._retrieval, events)
 
     async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
         partition = partition_of(workspace, self._partitions)
