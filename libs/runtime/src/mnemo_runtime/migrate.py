@@ -51,7 +51,7 @@ def package_migrations(package: str) -> Path:
 RUNTIME_MIGRATIONS = package_migrations("mnemo_runtime")
 
 
-class _Backend(PostgresqlPsycopgBackend):  # type: ignore[misc]
+class _Backend(PostgresqlPsycopgBackend):
     """yoyo's psycopg 3 backend, serialised by the advisory lock its connection holds."""
 
     @contextmanager

@@ -1,0 +1,3 @@
+from yoyo.migrations import MigrationList
+
+def read_migrations(*sources: str) -> MigrationList: ...
