@@ -10,7 +10,7 @@ import sys
 import psycopg
 
 from mnemo_cli.migrations import SOURCES, migrate_all
-from mnemo_runtime.migrate import MIGRATION_TABLE
+from mnemo_runtime.migrate import MIGRATION_TABLE, migrate
 
 from .conftest import new_database
 
@@ -95,3 +95,34 @@ async def test_a_migrator_killed_holding_the_lock_blocks_nobody(pg_admin_url):
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+async def test_provenance_edges_take_their_observations_representation(pg_admin_url, tmp_path):
+    """memory-0006 on a database made before it: each edge takes its observation's (observer,
+    observed), and an edge whose observation is gone goes."""
+    url = new_database(pg_admin_url, migrated=False)
+    before = []
+    for i, source in enumerate(SOURCES):
+        copy = tmp_path / str(i)
+        copy.mkdir()
+        for sql in source.glob("*.sql"):
+            if sql.stem != "memory-0006-sources-by-representation":
+                (copy / sql.name).write_text(sql.read_text())
+        before.append(copy)
+    await migrate(url, before)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO observations (workspace, id, observer, observed, level, content,"
+            " content_key, origin, created_at, seq) VALUES"
+            " ('w', 'o1', 'ann', 'bob', 'explicit', 'Bob rows.', 'bob rows', 'deriver', now(), 1)"
+        )
+        conn.execute(
+            "INSERT INTO observation_sources (workspace, observation_id, source_kind, source_id)"
+            " VALUES ('w', 'o1', 'message', 'm1'), ('w', 'gone', 'message', 'm1')"
+        )
+    assert await migrate_all(url) == ["memory-0006-sources-by-representation"]
+    with psycopg.connect(url) as conn:
+        edges = conn.execute(
+            "SELECT observation_id, observer, observed FROM observation_sources"
+        ).fetchall()
+    assert edges == [("o1", "ann", "bob")]

@@ -167,10 +167,11 @@ async def fill_representation(
                     )
                 )
         async with conn.cursor().copy(
-            "COPY observation_sources (workspace, observation_id, source_kind, source_id) FROM STDIN"
+            "COPY observation_sources (workspace, observation_id, source_kind, source_id,"
+            " observer, observed) FROM STDIN"
         ) as copy:
             for i in range(n):
-                await copy.write_row((ws, f"{ws}-o{i}", "message", f"m{i}"))
+                await copy.write_row((ws, f"{ws}-o{i}", "message", f"m{i}", PEER, PEER))
         vectors = _vectors(base, rows, seed=n + 1)
         async with conn.cursor().copy(
             f"COPY {DEFAULT_TABLE} (id, workspace, observer, observed, level, session_id,"

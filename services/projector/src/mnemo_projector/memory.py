@@ -252,8 +252,12 @@ class MemoryProjection:
             async with conn.cursor() as c:
                 await c.executemany(
                     "INSERT INTO observation_sources (workspace, observation_id, source_kind,"
-                    " source_id) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    [(e.workspace, e.observation_id, kind, sid) for kind, sid in edges],
+                    " source_id, observer, observed) VALUES (%s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT DO NOTHING",
+                    [
+                        (e.workspace, e.observation_id, kind, sid, e.observer, e.observed)
+                        for kind, sid in edges
+                    ],
                 )
         payload = ObservationPayload(
             workspace=e.workspace,

@@ -198,6 +198,9 @@ def nearest_observations(searches: Sequence[str]) -> str:
     return f"\nol AS (SELECT id, -d AS score FROM ({union}) AS found)"
 
 
+_SCOPES = "SELECT * FROM unnest(%(observers)s::text[], %(observeds)s::text[])"
+
+
 def rows(
     scopes: Sequence[Scope],
     levels: Sequence[str] | None,
@@ -216,10 +219,13 @@ def rows(
     where, params = observations_where(confine, levels)
     parts = []
     if cite:
+        # Narrowed by the scopes the edges carry: the rows of other representations'
+        # observations citing the same messages are never read.
         parts.append(
             "SELECT s.observation_id AS id, s.source_id AS cited FROM observation_sources s"
             " WHERE s.workspace = %(ws)s AND s.source_kind = 'message'"
             " AND s.source_id = ANY(ARRAY(SELECT DISTINCT message_id FROM pc))"
+            f" AND (s.observer, s.observed) IN ({_SCOPES})"
         )
     if listed:
         parts.append("SELECT id, NULL::text AS cited FROM ol")
@@ -228,8 +234,8 @@ def rows(
         f" FROM ({' UNION ALL '.join(parts)}) AS x GROUP BY id),"
         f"\nrows AS (SELECT {OBSERVATION_COLS}, w.mids AS cited FROM wanted w CROSS JOIN LATERAL"
         " (SELECT * FROM observations o1 WHERE o1.workspace = %(ws)s AND o1.id = w.id"
-        " LIMIT 1) o WHERE o.deleted_at IS NULL AND (o.observer, o.observed) IN"
-        f" (SELECT * FROM unnest(%(observers)s::text[], %(observeds)s::text[])){where})"
+        f" LIMIT 1) o WHERE o.deleted_at IS NULL AND (o.observer, o.observed) IN ({_SCOPES})"
+        f"{where})"
     )
     return sql, {**params, **scope_pairs(scopes)}
 
