@@ -1,7 +1,7 @@
 """How a stage asks the retrieval engine (the context service): directly or over NATS.
 
-The engine ranks (``RetrievalQuery``) and reads observations by key (``StoredQuery``): the
-memory projection's tables are read there, not by each stage. When the context service runs in
+The engine ranks (``RetrievalQuery``) and reads observations and messages by key
+(``StoredQuery``, ``MessagesQuery``): the projections' tables are read there, not by each stage. When the context service runs in
 the same process, its handlers are called directly (the same query and reply, no trip through
 NATS); otherwise the query goes out on ``mnemo.qry.<workspace>.<kind>`` as request-reply.
 Either way a refusal is a ``Refusal``.
@@ -18,13 +18,15 @@ from mnemo_runtime import rpc
 from mnemo_schema import subjects
 from mnemo_schema.retrieval import (
     MAX_STORED_IDS,
+    MessagesQuery,
+    MessagesReply,
     RetrievalQuery,
     RetrievalReply,
     StoredQuery,
     StoredReply,
 )
 
-R = TypeVar("R", RetrievalReply, StoredReply)
+R = TypeVar("R", RetrievalReply, StoredReply, MessagesReply)
 
 
 class LocalEngine(Protocol):
@@ -33,6 +35,8 @@ class LocalEngine(Protocol):
     async def retrieve(self, ws: str, q: RetrievalQuery) -> RetrievalReply: ...
 
     async def stored(self, ws: str, q: StoredQuery) -> StoredReply: ...
+
+    async def stored_messages(self, ws: str, q: MessagesQuery) -> MessagesReply: ...
 
 
 class RetrievalClient:
@@ -64,6 +68,12 @@ class RetrievalClient:
             return await self._local.stored(workspace, query)
         return await self._remote(workspace, query, StoredReply)
 
+    async def messages(self, workspace: str, query: MessagesQuery) -> MessagesReply:
+        """Messages by key (see ``MessagesQuery``)."""
+        if self._local is not None:
+            return await self._local.stored_messages(workspace, query)
+        return await self._remote(workspace, query, MessagesReply)
+
     async def stored_ids(
         self,
         workspace: str,
@@ -89,7 +99,7 @@ class RetrievalClient:
         return reply
 
     async def _remote(
-        self, workspace: str, query: RetrievalQuery | StoredQuery, reply: type[R]
+        self, workspace: str, query: RetrievalQuery | StoredQuery | MessagesQuery, reply: type[R]
     ) -> R:
         assert self._nc is not None
         subject = subjects.query_subject(workspace, query.KIND)

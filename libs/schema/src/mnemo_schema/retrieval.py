@@ -182,3 +182,60 @@ class StoredReply(BaseModel):
     resolved: dict[str, str] = Field(default_factory=dict)
     """Each id asked that names a live observation found -> that observation's id (itself, or
     for an alias the observation it was merged into)."""
+
+
+# Messages one ``MessagesQuery`` may return, and the messages either side of ``around``.
+MAX_MESSAGES = 1_000
+MAX_WINDOW = 100
+
+
+class MessagesQuery(BaseModel):
+    """Messages read by key (no ranking), oldest first: those that fed one representation (with
+    ``observer`` and ``observed``) or any of the workspace's, within ``sessions`` when given.
+    One way of asking: by ``ids``; ``containing`` a text (case-insensitive); created in
+    [``created_from``, ``created_before``); or ``around`` a message, the ``window`` messages of
+    its session either side of it (and itself, when it is visible). Answered by the context service on
+    ``mnemo.qry.<workspace>.messages``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    KIND: ClassVar[str] = "messages"
+
+    observer: str | None = Field(default=None, min_length=1)
+    observed: str | None = Field(default=None, min_length=1)
+    sessions: Sessions = None
+    ids: list[str] | None = Field(default=None, max_length=MAX_MESSAGES)
+    containing: str | None = Field(default=None, min_length=1, max_length=10_000)
+    created_from: datetime | None = None
+    created_before: datetime | None = None
+    around: str | None = Field(default=None, min_length=1)
+    window: int = Field(default=0, ge=0, le=MAX_WINDOW)
+    limit: int = Field(default=MAX_MESSAGES, ge=1, le=MAX_MESSAGES)
+    """At most this many (``ids`` and ``around`` are bounded by what they name)."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> MessagesQuery:
+        if (self.observer is None) != (self.observed is None):
+            raise ValueError("observer and observed go together: a representation has both")
+        ranged = self.created_from is not None or self.created_before is not None
+        if ranged and (self.created_from is None or self.created_before is None):
+            raise ValueError("a time range has both created_from and created_before")
+        ways = (self.ids is not None, self.containing is not None, ranged, self.around is not None)
+        if sum(ways) != 1:
+            raise ValueError("ask by ids, containing, a time range or around: one of them")
+        return self
+
+
+class StoredMessage(BaseModel):
+    id: str
+    session_id: str
+    peer_id: str
+    content: str
+    created_at: datetime
+    seq: int
+    """The message's position in the workspace's log (ordering, not counting: it is shared
+    with the other sessions)."""
+
+
+class MessagesReply(BaseModel):
+    messages: list[StoredMessage] = Field(default_factory=list)
+    """Oldest first."""

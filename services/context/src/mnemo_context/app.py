@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
+from pydantic import BaseModel
 
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.adapters.postgres import PostgresReads
@@ -26,7 +29,7 @@ from mnemo_schema.context_queries import (
     RepresentationQuery,
     SearchQuery,
 )
-from mnemo_schema.retrieval import RetrievalQuery, StoredQuery
+from mnemo_schema.retrieval import MessagesQuery, RetrievalQuery, StoredQuery
 
 QUEUE_GROUP = "context"
 log = get_logger("mnemo.context")
@@ -72,41 +75,18 @@ async def build_service(
 
 async def serve(nc: NATS, service: ContextService) -> list[rpc.Served]:
     """Answer each query kind on its own subject, replicas sharing one queue group."""
+    answered: list[tuple[type[Any], Callable[[str, Any], Awaitable[BaseModel]]]] = [
+        (ContextQuery, service.context),
+        (RepresentationQuery, service.representation),
+        (SearchQuery, service.search),
+        (ObservationSearchQuery, service.observation_search),
+        (RetrievalQuery, service.retrieve),
+        (StoredQuery, service.stored),
+        (MessagesQuery, service.stored_messages),
+    ]
     return [
-        await rpc.serve(
-            nc,
-            subjects.query_filter(ContextQuery.KIND),
-            ContextQuery,
-            service.context,
-            QUEUE_GROUP,
-        ),
-        await rpc.serve(
-            nc,
-            subjects.query_filter(RepresentationQuery.KIND),
-            RepresentationQuery,
-            service.representation,
-            QUEUE_GROUP,
-        ),
-        await rpc.serve(
-            nc, subjects.query_filter(SearchQuery.KIND), SearchQuery, service.search, QUEUE_GROUP
-        ),
-        await rpc.serve(
-            nc,
-            subjects.query_filter(ObservationSearchQuery.KIND),
-            ObservationSearchQuery,
-            service.observation_search,
-            QUEUE_GROUP,
-        ),
-        await rpc.serve(
-            nc,
-            subjects.query_filter(RetrievalQuery.KIND),
-            RetrievalQuery,
-            service.retrieve,
-            QUEUE_GROUP,
-        ),
-        await rpc.serve(
-            nc, subjects.query_filter(StoredQuery.KIND), StoredQuery, service.stored, QUEUE_GROUP
-        ),
+        await rpc.serve(nc, subjects.query_filter(kind.KIND), kind, handler, QUEUE_GROUP)
+        for kind, handler in answered
     ]
 
 

@@ -34,7 +34,14 @@ from mnemo_schema.context_queries import (
     allowed_sessions,
 )
 from mnemo_schema.errors import Refusal
-from mnemo_schema.retrieval import RetrievalQuery, RetrievalReply, StoredQuery, StoredReply
+from mnemo_schema.retrieval import (
+    MessagesQuery,
+    MessagesReply,
+    RetrievalQuery,
+    RetrievalReply,
+    StoredQuery,
+    StoredReply,
+)
 
 T = TypeVar("T")
 
@@ -68,6 +75,10 @@ class ContextService:
         """Observations by key, unranked: for the stages that hold their ids (the dialectic's
         tools, the dreamer's specialists and its check of what it writes)."""
         return await self._reads.stored(ws, q)
+
+    async def stored_messages(self, ws: str, q: MessagesQuery) -> MessagesReply:
+        """Messages by key, unranked: for the dialectic's tools and the dreamer's sources."""
+        return await self._reads.stored_messages(ws, q)
 
     async def observations(
         self, ws: str, observer: str, observed: str, want: RepresentationSlice

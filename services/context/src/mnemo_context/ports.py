@@ -11,7 +11,7 @@ from mnemo_context.domain import Observation
 from mnemo_runtime.vectors.ports import Scope, VectorLike
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
 from mnemo_schema.observations import Level
-from mnemo_schema.retrieval import StoredQuery, StoredReply
+from mnemo_schema.retrieval import MessagesQuery, MessagesReply, StoredQuery, StoredReply
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,10 @@ class Reads(Protocol):
     ) -> list[Observation]:
         """Live observations of the representation (resting on ``sessions`` alone, when
         given), most often derived first."""
+        ...
+
+    async def stored_messages(self, ws: str, q: MessagesQuery) -> MessagesReply:
+        """Visible messages by key, as ``MessagesQuery`` says, oldest first."""
         ...
 
     async def stored(self, ws: str, q: StoredQuery) -> StoredReply:

@@ -7,7 +7,7 @@ import asyncio
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 
-from mnemo_dialectic.adapters.reader import PgScopeReader
+from mnemo_dialectic.adapters.reader import EngineScopeReader
 from mnemo_dialectic.agent import DialecticAgent
 from mnemo_dialectic.domain import stage_of
 from mnemo_dialectic.handlers import ChatHandlers
@@ -44,7 +44,7 @@ def build_models(ledger: UsageLedger | None = None) -> dict[Stage, ChatModel]:
 async def run(
     nc: NATS,
     js: JetStreamContext,  # noqa: ARG001  (the shape every query service is started with)
-    pool: Pool,
+    pool: Pool,  # noqa: ARG001 - every read goes to the retrieval engine
     memory: MemoryAdapters | None,  # noqa: ARG001 - searches go to the retrieval engine
     stop: asyncio.Event,
     engine: LocalEngine | None = None,
@@ -52,7 +52,7 @@ async def run(
     """Run the dialectic until ``stop``; ``engine``: the context service, when it runs in
     this process."""
     settings = DialecticSettings()
-    reader = PgScopeReader(pool, RetrievalClient(nc, engine))
+    reader = EngineScopeReader(RetrievalClient(nc, engine))
     agent = DialecticAgent(build_models(), reader, settings)
     handlers = ChatHandlers(agent)
     subs = [

@@ -46,7 +46,7 @@ class SearchMessages(_Input):
 class GrepMessages(_Input):
     """Find messages containing an exact phrase (case-insensitive): names, numbers, update words."""
 
-    text: str = Field(min_length=2)
+    text: str = Field(min_length=2, max_length=1_000)
 
 
 class MessagesInRange(_Input):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, get_args
 
@@ -12,7 +13,14 @@ from mnemo_context.domain import Observation
 from mnemo_context.ports import Opening, StoredSummary, WindowPage
 from mnemo_runtime.pg import Pool
 from mnemo_schema.context_queries import ContextMessage, ContextSummary
-from mnemo_schema.retrieval import StoredObservation, StoredQuery, StoredReply
+from mnemo_schema.retrieval import (
+    MessagesQuery,
+    MessagesReply,
+    StoredMessage,
+    StoredObservation,
+    StoredQuery,
+    StoredReply,
+)
 from mnemo_schema.summaries import SummaryType
 
 MSG_COLS = (
@@ -94,6 +102,58 @@ def _stored_where(q: StoredQuery) -> tuple[str, dict[str, Any]]:
         sql += " AND o.source_sessions <@ %(sessions)s::text[]"
         sql += " AND cardinality(o.source_sessions) > 0"
         params["sessions"] = sorted(set(q.sessions))
+    return sql, params
+
+
+_STORED_MESSAGES = TypeAdapter(list[StoredMessage])
+_KEYED_COLS = "m.id, m.session_id, m.peer_id, m.content, m.created_at, m.seq"
+
+
+def _like(text: str) -> str:
+    """``text`` as an ILIKE pattern matching it anywhere, its wildcards taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _messages_sql(q: MessagesQuery) -> tuple[str, dict[str, Any]]:
+    """``MessagesQuery``'s statement: visible messages (``m``), oldest first."""
+    visible = "m.workspace = %(ws)s"
+    params: dict[str, Any] = {"limit": q.limit}
+    if q.observer is not None:
+        visible += " AND m.representations @> %(pair)s::jsonb"
+        params["pair"] = json.dumps([{"observer": q.observer, "observed": q.observed}])
+    if q.sessions is not None:
+        visible += " AND m.session_id = ANY(%(sessions)s)"
+        params["sessions"] = sorted(set(q.sessions))
+    if q.around is not None:
+        # seq is a log position shared with other sessions: neighbours are counted, not
+        # subtracted.
+        same = (
+            f"SELECT {_KEYED_COLS} FROM messages m, anchor a WHERE {visible}"
+            " AND m.session_id = a.session_id"
+        )
+        sql = (
+            "WITH anchor AS (SELECT session_id, seq FROM messages WHERE workspace = %(ws)s"
+            " AND id = %(around)s)"
+            f" ({same} AND m.seq < a.seq ORDER BY m.seq DESC LIMIT %(window)s)"
+            f" UNION ALL ({same} AND m.seq = a.seq)"
+            f" UNION ALL ({same} AND m.seq > a.seq ORDER BY m.seq LIMIT %(window)s)"
+            " ORDER BY seq"
+        )
+        return sql, params | {"around": q.around, "window": q.window}
+    if q.ids is not None:
+        cond = " AND m.id = ANY(%(ids)s)"
+        params["ids"] = q.ids
+    elif q.containing is not None:
+        cond = " AND m.content ILIKE %(like)s"
+        params["like"] = _like(q.containing)
+    else:
+        cond = " AND m.created_at >= %(start)s AND m.created_at < %(end)s"
+        params |= {"start": q.created_from, "end": q.created_before}
+    sql = (
+        f"SELECT {_KEYED_COLS} FROM messages m WHERE {visible}{cond}"
+        " ORDER BY m.created_at, m.seq LIMIT %(limit)s"
+    )
     return sql, params
 
 
@@ -216,6 +276,11 @@ class PostgresReads:
         )
         resolved = {r["asked"]: r["id"] for r in rows}
         return StoredReply(observations=_STORED.validate_python(rows), resolved=resolved)
+
+    async def stored_messages(self, ws: str, q: MessagesQuery) -> MessagesReply:
+        sql, params = _messages_sql(q)
+        rows = await self._all(sql, {**params, "ws": ws})
+        return MessagesReply(messages=_STORED_MESSAGES.validate_python(rows))
 
     async def newest_observations(
         self, ws: str, observer: str, observed: str, sessions: frozenset[str] | None, limit: int

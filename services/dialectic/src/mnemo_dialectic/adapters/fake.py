@@ -39,14 +39,17 @@ class FakeReader:
         return self.obs.get((scope.workspace, scope.observer, scope.observed), [])
 
     def _visible(self, scope: View, sessions: frozenset[str] | None) -> list[Msg]:
+        """The messages that fed ``scope`` (all of the workspace's without a pair), oldest
+        first."""
         self.scopes_read.append(scope)
         pair = (scope.observer, scope.observed)
-        return [
+        found = [
             m
             for m, pairs in self.msgs
             if (scope.observer is None or pair in pairs)
             and (sessions is None or m.session_id in sessions)
         ]
+        return sorted(found, key=lambda m: (m.created_at, m.seq))
 
     def _rests_on(self, scope: View, o: Obs) -> set[str]:
         """The sessions an observation rests on: its own, or its premises' (as the store has it)."""
@@ -117,7 +120,10 @@ class FakeReader:
     async def around(
         self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
+        # Counted from the message's place, whether or not it is visible itself.
         same = [m for m in self._visible(scope, sessions) if m.session_id == message.session_id]
         same.sort(key=lambda m: m.seq)
-        at = next(i for i, m in enumerate(same) if m.id == message.id)
-        return same[max(0, at - window) : at + window + 1]
+        before = [m for m in same if m.seq < message.seq]
+        at = [m for m in same if m.seq == message.seq]
+        after = [m for m in same if m.seq > message.seq]
+        return before[max(0, len(before) - window) :] + at + after[:window]

@@ -1,44 +1,40 @@
-"""``ScopeReader`` over the Postgres projections, with searches answered by the retrieval engine.
+"""``ScopeReader`` over the retrieval engine (the context service), which reads the projections.
 
-Every read carries the scope: messages by the (observer, observed) pair in their
-``representations``; observations, searched by meaning and words or read by id, come from the
-context service's engine inside the same (workspace, observer, observed).
+Every read carries the scope: observations, searched by meaning and words or read by id, within
+their (workspace, observer, observed); messages, searched or read by key, among those that fed
+that representation (those whose ``representations`` hold the pair). A view of the whole
+workspace has no pair: every message and representation of the workspace is visible.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from mnemo_dialectic.domain import Msg, Obs, View
-from mnemo_runtime.pg import Pool
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.vectors import Level
 from mnemo_schema.retrieval import (
+    MAX_MESSAGES,
+    MAX_WINDOW,
+    MessagesQuery,
     RankedMessage,
     RankedObservation,
     RetrievalQuery,
+    StoredMessage,
     StoredObservation,
 )
 
-MSG_COLUMNS = "id, session_id, peer_id, content, created_at, seq"
-# A view of the whole workspace has no pair: every message of the workspace is visible.
-VISIBLE = (
-    "workspace = %(ws)s AND (%(pair)s::jsonb IS NULL OR representations @> %(pair)s::jsonb)"
-    " AND (%(sessions)s::text[] IS NULL OR session_id = ANY(%(sessions)s))"
-)
 
-
-def _msg(r: dict[str, Any]) -> Msg:
+def _msg(m: StoredMessage) -> Msg:
     return Msg(
-        id=r["id"],
-        session_id=r["session_id"],
-        peer_id=r["peer_id"],
-        content=r["content"],
-        created_at=r["created_at"],
-        seq=r["seq"],
+        id=m.id,
+        session_id=m.session_id,
+        peer_id=m.peer_id,
+        content=m.content,
+        created_at=m.created_at,
+        seq=m.seq,
     )
 
 
@@ -69,32 +65,11 @@ def _ranked_msg(r: RankedMessage) -> Msg:
     )
 
 
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+class EngineScopeReader:
+    """Reads of one representation (or of the whole workspace), all through the engine."""
 
-
-class PgScopeReader:
-    """Reads of one representation from Postgres; searches through the retrieval engine."""
-
-    def __init__(self, pool: Pool, retrieval: RetrievalClient) -> None:
-        self._pool = pool
+    def __init__(self, retrieval: RetrievalClient) -> None:
         self._retrieval = retrieval
-
-    async def _rows(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall()
-
-    @staticmethod
-    def _params(scope: View, sessions: frozenset[str] | None, **more: Any) -> dict[str, Any]:
-        pair = (
-            json.dumps([{"observer": scope.observer, "observed": scope.observed}])
-            if scope.scope is not None
-            else None
-        )
-        allowed = None if sessions is None else sorted(sessions)
-        return {"ws": scope.workspace, "pair": pair, "sessions": allowed, **more}
 
     async def search(
         self,
@@ -155,25 +130,17 @@ class PgScopeReader:
         self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id."""
-        if not ids:
-            return []
-        rows = await self._rows(
-            f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND id = ANY(%(ids)s)"
-            " ORDER BY created_at, seq",
-            self._params(scope, sessions, ids=list(ids)),
-        )
-        return [_msg(r) for r in rows]
+        msgs: list[Msg] = []
+        for start in range(0, len(ids), MAX_MESSAGES):
+            part = list(ids[start : start + MAX_MESSAGES])
+            msgs += await self._messages(scope, sessions, ids=part)
+        return sorted(msgs, key=lambda m: (m.created_at, m.seq))
 
     async def grep(
         self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages containing ``text``."""
-        rows = await self._rows(
-            f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND content ILIKE %(like)s"
-            " ORDER BY created_at, seq LIMIT %(limit)s",
-            self._params(scope, sessions, like=_like(text), limit=limit),
-        )
-        return [_msg(r) for r in rows]
+        return await self._messages(scope, sessions, containing=text, limit=limit)
 
     async def in_range(
         self,
@@ -185,30 +152,29 @@ class PgScopeReader:
         sessions: frozenset[str] | None = None,
     ) -> list[Msg]:
         """Visible messages created in [start, end)."""
-        rows = await self._rows(
-            f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE}"
-            " AND created_at >= %(start)s AND created_at < %(end)s"
-            " ORDER BY created_at, seq LIMIT %(limit)s",
-            self._params(scope, sessions, start=start, end=end, limit=limit),
+        return await self._messages(
+            scope, sessions, created_from=start, created_before=end, limit=limit
         )
-        return [_msg(r) for r in rows]
 
     async def around(
         self, scope: View, message: Msg, window: int, *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages of the same session within ``window`` positions."""
-        # seq is a log position shared with other sessions, so neighbours are counted, not subtracted.
-        same = f"SELECT {MSG_COLUMNS} FROM messages WHERE {VISIBLE} AND session_id = %(of)s"
-        rows = await self._rows(
-            f"({same} AND seq < %(seq)s ORDER BY seq DESC LIMIT %(before)s)"
-            f" UNION ALL ({same} AND seq >= %(seq)s ORDER BY seq LIMIT %(after)s) ORDER BY seq",
-            self._params(
-                scope,
-                sessions,
-                of=message.session_id,
-                seq=message.seq,
-                before=window,
-                after=window + 1,
-            ),
+        return await self._messages(scope, sessions, around=message.id, window=window)
+
+    async def _messages(
+        self, scope: View, sessions: frozenset[str] | None, **way: Any
+    ) -> list[Msg]:
+        """The engine's ``MessagesQuery`` in ``scope`` (and ``sessions``), asked ``way``."""
+        if "limit" in way:
+            way["limit"] = max(1, min(way["limit"], MAX_MESSAGES))
+        if "window" in way:
+            way["window"] = max(0, min(way["window"], MAX_WINDOW))
+        query = MessagesQuery(
+            observer=scope.observer,
+            observed=scope.observed,
+            sessions=None if sessions is None else sorted(sessions),
+            **way,
         )
-        return [_msg(r) for r in rows]
+        found = await self._retrieval.messages(scope.workspace, query)
+        return [_msg(m) for m in found.messages]

@@ -15,7 +15,14 @@ from mnemo_runtime.vectors.ports import Level, Scope
 from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.grounding import CitedMessage, Rejected, RepresentationKey, verdicts
 from mnemo_schema.observations import ObservationWritten
-from mnemo_schema.retrieval import MAX_NEWEST, RetrievalQuery, StoredObservation, StoredQuery
+from mnemo_schema.retrieval import (
+    MAX_MESSAGES,
+    MAX_NEWEST,
+    MessagesQuery,
+    RetrievalQuery,
+    StoredObservation,
+    StoredQuery,
+)
 from mnemo_schema.subjects import partition_of
 
 
@@ -115,14 +122,13 @@ class PgMemory:
         return await self.get(scope, [o.id for o in found.observations])
 
     async def sources(self, scope: Scope, message_ids: Sequence[str]) -> list[SourceMessage]:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT id, peer_id, content, created_at FROM messages"
-                " WHERE workspace = %s AND id = ANY(%s) ORDER BY created_at",
-                (scope.workspace, list(message_ids)),
-            )
-            rows: list[dict[str, Any]] = await cur.fetchall()
-        return [SourceMessage(r["id"], r["peer_id"], r["content"], r["created_at"]) for r in rows]
+        found: list[SourceMessage] = []
+        ids = list(dict.fromkeys(message_ids))
+        for start in range(0, len(ids), MAX_MESSAGES):
+            query = MessagesQuery(ids=ids[start : start + MAX_MESSAGES])
+            got = await self._retrieval.messages(scope.workspace, query)
+            found += [SourceMessage(m.id, m.peer_id, m.content, m.created_at) for m in got.messages]
+        return sorted(found, key=lambda m: m.created_at)
 
     async def card(self, scope: Scope) -> list[str] | None:
         async with self._pool.connection() as conn:
