@@ -15,18 +15,18 @@ from honcho.api_types import SessionPeerConfig
 from pydantic import ValidationError
 
 from mnemo_dreamer.adapters.memory import store_check
-from mnemo_runtime.infra import Infra, open_infra
+from mnemo_runtime.infra import open_infra
 from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import StoredQuery
 
 
 @asynccontextmanager
-async def asking(nats_url: str, database_url: str) -> AsyncIterator[tuple[Infra, RetrievalClient]]:
-    """A connection to the stack, and the retrieval engine's client over it."""
+async def asking(nats_url: str, database_url: str) -> AsyncIterator[RetrievalClient]:
+    """The retrieval engine's client, over a connection to the stack."""
     infra = await open_infra(nats_url, database_url, "store-rules-test")
     try:
-        yield infra, RetrievalClient(infra.nc)
+        yield RetrievalClient(infra.nc)
     finally:
         await infra.close()
 
@@ -53,9 +53,8 @@ async def test_store_write_rules(settle, mnemo, workspace, nats_url, database_ur
         }
         return ObservationWritten(**{**base, **kw})
 
-    async with asking(nats_url, database_url) as (infra, retrieval):
+    async with asking(nats_url, database_url) as retrieval:
         verdicts = await store_check(
-            infra.pool,
             retrieval,
             [
                 obs("ok-explicit", source_message_ids=[msg.id], source_span="I teach chemistry"),
@@ -140,9 +139,8 @@ async def test_one_check_may_hold_several_workspaces(mnemo, nats_url, database_u
         }
         return ObservationWritten(**{**base, **kw})
 
-    async with asking(nats_url, database_url) as (infra, retrieval):
+    async with asking(nats_url, database_url) as retrieval:
         verdicts = await store_check(
-            infra.pool,
             retrieval,
             [
                 obs("second", "flies", "I fly planes"),
@@ -187,7 +185,7 @@ async def test_observations_read_by_key(settle, mnemo, workspace, nats_url, data
     ann.conclusions_of(ann).delete(made[0].id)
     newest = [oid for oid, _, _ in rows if oid != made[0].id]
 
-    async with asking(nats_url, database_url) as (_, retrieval):
+    async with asking(nats_url, database_url) as retrieval:
         key = {"observer": "ann", "observed": "ann"}
         got = await retrieval.stored_ids(
             workspace, [two, "nope", "merged-away", two, made[0].id], **key

@@ -17,6 +17,7 @@ from typing import ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo_schema.context_queries import ContextMessage, Sessions, allowed_sessions
+from mnemo_schema.events import Representation
 from mnemo_schema.observations import Level
 from mnemo_schema.text import JsonObject, QueryText
 
@@ -234,6 +235,8 @@ class StoredMessage(BaseModel):
     seq: int
     """The message's position in the workspace's log (ordering, not counting: it is shared
     with the other sessions)."""
+    representations: list[Representation] = Field(default_factory=list)
+    """The (observer, observed) representations it fed."""
 
 
 class MessagesReply(BaseModel):

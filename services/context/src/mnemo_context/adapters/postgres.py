@@ -106,7 +106,7 @@ def _stored_where(q: StoredQuery) -> tuple[str, dict[str, Any]]:
 
 
 _STORED_MESSAGES = TypeAdapter(list[StoredMessage])
-_KEYED_COLS = "m.id, m.session_id, m.peer_id, m.content, m.created_at, m.seq"
+_KEYED_COLS = "m.id, m.session_id, m.peer_id, m.content, m.created_at, m.seq, m.representations"
 
 
 def _like(text: str) -> str:

@@ -41,30 +41,26 @@ def _obs(o: StoredObservation) -> Observation:
 
 
 async def store_check(
-    pool: Pool, retrieval: RetrievalClient, events: Sequence[ObservationWritten]
+    retrieval: RetrievalClient, events: Sequence[ObservationWritten]
 ) -> list[Rejected | None]:
     """For each observation, None if the memory projection will accept it, else why not: the
-    grounding rule (``mnemo_schema.grounding``) against the tables as they stand (premises
-    resolved by the retrieval engine), run before an observation is published so that the model
-    is told what it got wrong. The projection's own check, in its transaction, is the verdict
-    that counts."""
-    keys = sorted({(e.workspace, m) for e in events for m in e.source_message_ids})
+    grounding rule (``mnemo_schema.grounding``) against the projections as they stand (cited
+    messages and premises read through the retrieval engine), run before an observation is
+    published so that the model is told what it got wrong. The projection's own check, in its
+    transaction, is the verdict that counts."""
+    # A batch may hold several workspaces' events: each message by (workspace, id).
+    wanted: dict[str, list[str]] = {}
+    for e in events:
+        wanted.setdefault(e.workspace, []).extend(e.source_message_ids)
     cited: dict[tuple[str, str], CitedMessage] = {}
-    if keys:
-        # A batch may hold several workspaces' events: each message by (workspace, id).
-        workspaces, ids = zip(*keys, strict=True)
-        async with pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT m.workspace, m.id, m.content, m.representations"
-                " FROM unnest(%s::text[], %s::text[]) AS k(workspace, id)"
-                " JOIN messages m ON m.workspace = k.workspace AND m.id = k.id",
-                (list(workspaces), list(ids)),
-            )
-            rows: list[dict[str, Any]] = await cur.fetchall()
-        cited = {
-            (r["workspace"], r["id"]): CitedMessage(r["content"], r["representations"])
-            for r in rows
-        }
+    for workspace, ids in sorted(wanted.items()):
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), MAX_MESSAGES):
+            query = MessagesQuery(ids=unique[start : start + MAX_MESSAGES])
+            found = await retrieval.messages(workspace, query)
+            for m in found.messages:
+                pairs = [r.model_dump() for r in m.representations]
+                cited[(workspace, m.id)] = CitedMessage(m.content, pairs)
 
     async def resolve(key: RepresentationKey, ids: Sequence[str]) -> dict[str, str]:
         workspace, observer, observed = key
@@ -156,7 +152,7 @@ class PgMemory:
         return effective(*(WorkspaceConfiguration.model_validate(c) for c in levels if c))
 
     async def check(self, events: Sequence[ObservationWritten]) -> list[Rejected | None]:
-        return await store_check(self._pool, self._retrieval, events)
+        return await store_check(self._retrieval, events)
 
     async def wait_applied(self, workspace: str, seq: int, timeout: float) -> bool:
         partition = partition_of(workspace, self._partitions)
