@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mnemo_schema.errors import refusal
 from mnemo_schema.text import (
@@ -199,3 +199,15 @@ def test_a_field_named_like_a_request_part_keeps_its_name():
     assert field_of(
         {"loc": ("post_messages", "messages", 0, "content")}, skip={"post_messages"}
     ) == ("messages.0.content")
+
+
+def test_a_value_validated_on_its_own_is_refused_under_the_field_it_came_in():
+    with pytest.raises(ValidationError) as err:
+        TypeAdapter(dict[str, int]).validate_python({"a": "x"})
+    named = refusal(err.value, at="metadata")
+    assert (named.status, named.field) == (422, "metadata.a")
+    assert named.detail.startswith("metadata.a: ")
+    with pytest.raises(ValidationError) as err:
+        TypeAdapter(int).validate_python("x")
+    assert refusal(err.value, at="seq").field == "seq"
+    assert refusal(err.value).field == "body"

@@ -79,9 +79,13 @@ def refusal(
     status: int = 422,
     skip: Iterable[str] = (),
     rename: Mapping[str, str] | None = None,
+    at: str | None = None,
 ) -> Refusal:
-    """A refusal naming the first invalid field: ``"<field>: <reason>"``."""
+    """A refusal naming the first invalid field: ``"<field>: <reason>"``. ``at``: the field a
+    value validated on its own came in (its errors' locations are inside it)."""
     listed = errors.errors() if isinstance(errors, ValidationError) else errors
+    if at is not None:
+        listed = [{**e, "loc": (at, *e.get("loc", ()))} for e in listed]
     named = field_errors(listed, skip, rename)
     if not named:
         return Refusal(status, "body: invalid request", "body")

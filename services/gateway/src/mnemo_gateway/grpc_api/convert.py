@@ -17,7 +17,7 @@ from mnemo.v1 import resources_pb2 as pb
 from pydantic import TypeAdapter, ValidationError
 
 from mnemo_gateway.api import MessageOut, PeerOut, SessionOut, WorkspaceOut
-from mnemo_schema.errors import Refusal
+from mnemo_schema.errors import Refusal, refusal
 from mnemo_schema.ids import EntityId
 
 _ID = TypeAdapter(EntityId)
@@ -50,7 +50,7 @@ def ids_of(name: str, pattern: str, field: str = "name") -> dict[str, str]:
         try:
             out[key] = _ID.validate_python(parts[i])
         except ValidationError as err:
-            raise Refusal(422, f"{key}: {err.errors()[0]['msg']}", key) from err
+            raise refusal(err, at=key) from err
     return out
 
 
@@ -186,7 +186,7 @@ def entity(value: str, field: str) -> str:
     try:
         return str(_ID.validate_python(value))
     except ValidationError as err:
-        raise Refusal(422, f"{field}: {err.errors()[0]['msg']}", field) from err
+        raise refusal(err, at=field) from err
 
 
 def parse_time(value: str) -> datetime:
