@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from mnemo_runtime import rpc
+from mnemo_runtime.deadletters import transient
 from mnemo_runtime.precedence import Precedence, precedence
 from mnemo_runtime.reads_signal import ReadsSignal
 from mnemo_schema.errors import Refusal
@@ -55,12 +56,16 @@ async def test_call_and_stream(own_nats):
         assert (err.value.status, err.value.field) == (404, "text")
 
         # The service's store away: worth trying again (503); its own failure is not (500).
+        # A background stage asking retries the first without limit (``transient``), and
+        # counts the second against the work's attempts.
         with pytest.raises(Refusal) as err:
             await rpc.call(nc, "mnemo.qry.w1.echo", Ask(text="database away"), Answer, 5)
         assert err.value.status == 503 and "OperationalError" in err.value.detail
+        assert transient(err.value)
         with pytest.raises(Refusal) as err:
             await rpc.call(nc, "mnemo.qry.w1.echo", Ask(text="bug"), Answer, 5)
         assert err.value.status == 500
+        assert not transient(err.value)
 
         class Wrong(BaseModel):
             nope: int = 1
@@ -68,6 +73,7 @@ async def test_call_and_stream(own_nats):
         with pytest.raises(Refusal) as err:
             await rpc.call(nc, "mnemo.qry.w1.echo", Wrong(), Answer, 5)
         assert err.value.status == 422 and err.value.field == "text"
+        assert not transient(err.value)
 
         streamed = [
             a.text async for a in rpc.stream(nc, "mnemo.qry.w2.echo", Ask(text="x", n=3), Answer, 5)
@@ -80,7 +86,7 @@ async def test_call_and_stream(own_nats):
 
         with pytest.raises(Refusal) as err:
             await rpc.call(nc, "mnemo.qry.w1.nobody", Ask(text="hi"), Answer, 2)
-        assert err.value.status == 503
+        assert err.value.status == 503 and transient(err.value)
     finally:
         await nc.close()
 

@@ -36,7 +36,7 @@ from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models.ports import ModelUnavailable
 from mnemo_runtime.pg import Connection, Pool
 from mnemo_schema import subjects
-from mnemo_schema.errors import refusal
+from mnemo_schema.errors import Refusal, refusal
 
 log = get_logger("mnemo.deadletters")
 
@@ -48,9 +48,12 @@ def transient(exc: BaseException) -> bool:
     """Whether ``exc`` is the infrastructure failing (retry without limit) rather than the work.
 
     A model provider that stays unavailable, Postgres, NATS or a vector store that cannot be
-    reached: the same work succeeds once they are back. Anything else counts against the work's
-    attempts.
+    reached, or a service the work asks (the retrieval engine) refusing with 503 (unreachable,
+    stopping, or its own store away): the same work succeeds once they are back. Anything else
+    counts against the work's attempts.
     """
+    if isinstance(exc, Refusal):
+        return exc.status == 503
     return isinstance(
         exc,
         ModelUnavailable
