@@ -30,6 +30,8 @@ import pytest
 from mnemo_cli.migrations import migrate_all_blocking
 from mnemo_gateway.auth.keyring import Keyring, generate_keys
 from mnemo_gateway.auth.settings import AuthSettings
+from mnemo_runtime.infra import open_infra
+from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
 from mnemo_schema import subjects
 from mnemo_schema.keys import KeyScope
@@ -342,6 +344,17 @@ def write_path() -> Callable[..., AbstractAsyncContextManager[object]]:
     """Opens the write path in the test's event loop: ``async with write_path(nats, db, name)``
     (``local=True``: ingest handed commands directly)."""
     return _write_path
+
+
+@pytest.fixture
+async def retrieval(nats_url: str, database_url: str) -> AsyncIterator[RetrievalClient]:
+    """The retrieval engine's client (the context service of the ``mnemo`` stack), over a
+    connection of the test's own."""
+    infra = await open_infra(nats_url, database_url, "retrieval-test")
+    try:
+        yield RetrievalClient(infra.nc)
+    finally:
+        await infra.close()
 
 
 def neighbour(of: str, partitions: int) -> str:

@@ -5,8 +5,6 @@ fake its unit tests run on) reads them as its engine-backed reader does."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -19,8 +17,6 @@ from pydantic import ValidationError
 from mnemo_dialectic.adapters.fake import FakeReader
 from mnemo_dialectic.adapters.reader import EngineScopeReader
 from mnemo_dialectic.domain import View
-from mnemo_runtime.infra import open_infra
-from mnemo_runtime.retrieval import RetrievalClient
 from mnemo_schema.retrieval import MessagesQuery
 
 BOTH = [("ann", "ann"), ("ben", "ann")]
@@ -63,52 +59,42 @@ def converse(url: str, workspace: str, settle: Any) -> Conversation:
     return Conversation(m1, m2, m3, m4, m5)
 
 
-@asynccontextmanager
-async def engine(nats_url: str, database_url: str) -> AsyncIterator[RetrievalClient]:
-    infra = await open_infra(nats_url, database_url, "messages-by-key-test")
-    try:
-        yield RetrievalClient(infra.nc)
-    finally:
-        await infra.close()
-
-
-async def test_messages_by_key(settle, mnemo, workspace, nats_url, database_url):
+async def test_messages_by_key(settle, mnemo, workspace, retrieval):
     c = converse(mnemo.url, workspace, settle)
     m1, m2, m3, m4, m5 = c.m1, c.m2, c.m3, c.m4, c.m5
-    async with engine(nats_url, database_url) as asking:
 
-        async def ids(**query: Any) -> list[str]:
-            found = await asking.messages(workspace, MessagesQuery(**query))
-            return [m.id for m in found.messages]
+    async def ids(**query: Any) -> list[str]:
+        found = await retrieval.messages(workspace, MessagesQuery(**query))
+        return [m.id for m in found.messages]
 
-        ann_ann = {"observer": "ann", "observed": "ann"}
-        ben_ann = {"observer": "ben", "observed": "ann"}
-        assert await ids(ids=[m4.id, m1.id, "nope"], **ann_ann) == [m1.id, m4.id]
-        # ben saw only what ann said where ben was observing, and never his own words.
-        assert await ids(ids=[m1.id, m2.id, m4.id], **ben_ann) == [m1.id]
-        assert await ids(ids=[m1.id, m2.id, m4.id, m5.id], sessions=["one"]) == [
-            m1.id,
-            m2.id,
-            m5.id,
-        ]
-        for text in ("0% of WEEKENDS_o", "_"):
-            assert await ids(containing=text) == [m1.id], text
-        assert await ids(containing="100%") == [m1.id, m5.id]
-        assert await ids(containing="i", limit=2) == [m1.id, m2.id]
-        assert m3.created_at < m4.created_at  # posted after
-        assert await ids(created_from=m1.created_at, created_before=m4.created_at) == [
-            m1.id,
-            m2.id,
-            m3.id,
-        ]
-        later = m4.created_at + timedelta(microseconds=1)
-        assert await ids(created_from=m4.created_at, created_before=later) == [m4.id]
-        assert await ids(around=m2.id, window=1) == [m1.id, m2.id, m3.id]
-        assert await ids(around=m2.id, window=0) == [m2.id]
-        assert await ids(around=m2.id, window=1, **ben_ann) == [m1.id, m3.id]
-        found = await asking.messages(workspace, MessagesQuery(ids=[m4.id]))
-        (got,) = found.messages
-        assert (got.session_id, got.peer_id, got.content) == ("two", "ann", "I moved to Lisbon.")
+    ann_ann = {"observer": "ann", "observed": "ann"}
+    ben_ann = {"observer": "ben", "observed": "ann"}
+    assert await ids(ids=[m4.id, m1.id, "nope"], **ann_ann) == [m1.id, m4.id]
+    # ben saw only what ann said where ben was observing, and never his own words.
+    assert await ids(ids=[m1.id, m2.id, m4.id], **ben_ann) == [m1.id]
+    assert await ids(ids=[m1.id, m2.id, m4.id, m5.id], sessions=["one"]) == [
+        m1.id,
+        m2.id,
+        m5.id,
+    ]
+    for text in ("0% of WEEKENDS_o", "_"):
+        assert await ids(containing=text) == [m1.id], text
+    assert await ids(containing="100%") == [m1.id, m5.id]
+    assert await ids(containing="i", limit=2) == [m1.id, m2.id]
+    assert m3.created_at < m4.created_at  # posted after
+    assert await ids(created_from=m1.created_at, created_before=m4.created_at) == [
+        m1.id,
+        m2.id,
+        m3.id,
+    ]
+    later = m4.created_at + timedelta(microseconds=1)
+    assert await ids(created_from=m4.created_at, created_before=later) == [m4.id]
+    assert await ids(around=m2.id, window=1) == [m1.id, m2.id, m3.id]
+    assert await ids(around=m2.id, window=0) == [m2.id]
+    assert await ids(around=m2.id, window=1, **ben_ann) == [m1.id, m3.id]
+    found = await retrieval.messages(workspace, MessagesQuery(ids=[m4.id]))
+    (got,) = found.messages
+    assert (got.session_id, got.peer_id, got.content) == ("two", "ann", "I moved to Lisbon.")
 
     for bad in (
         {"ids": ["a"], "containing": "x"},
@@ -140,33 +126,32 @@ async def _ask(reader: Any, name: str, view: View, sessions: Any, m: dict[str, A
 
 
 async def test_the_fake_reader_reads_messages_as_the_engine_does(
-    settle, mnemo, workspace, nats_url, database_url
+    settle, mnemo, workspace, retrieval
 ):
     c = converse(mnemo.url, workspace, settle)
     routes = c.routes()
-    async with engine(nats_url, database_url) as asking:
-        real = EngineScopeReader(asking)
-        everything = await real.messages(View(workspace), list(routes))
-        assert sorted(m.id for m in everything) == sorted(routes)
-        fake = FakeReader()
-        for msg in everything:
-            fake.add_msg(msg, *routes[msg.id])
-        by_name: dict[str, Any] = {"conversation": c}
-        by_name |= {
-            n: msg
-            for msg in everything
-            for n in ("m1", "m2", "m3", "m4", "m5")
-            if getattr(c, n).id == msg.id
-        }
-        views = [View(workspace, o, d) for o, d in (("ann", "ann"), ("ben", "ann"), ("ben", "ben"))]
-        questions = ["messages", "grep 100%", "grep GREEN", "grep i", "range", "range, 2"]
-        questions += ["around m2 1", "around m3 0", "around m1 5"]
-        answered = 0
-        for view in [*views, View(workspace)]:
-            for sessions in (None, frozenset({"one"}), frozenset({"two"})):
-                for name in questions:
-                    want = await _ask(real, name, view, sessions, by_name)
-                    got = await _ask(fake, name, view, sessions, by_name)
-                    assert got == want, (name, view, sessions)
-                    answered += bool(want)
+    real = EngineScopeReader(retrieval)
+    everything = await real.messages(View(workspace), list(routes))
+    assert sorted(m.id for m in everything) == sorted(routes)
+    fake = FakeReader()
+    for msg in everything:
+        fake.add_msg(msg, *routes[msg.id])
+    by_name: dict[str, Any] = {"conversation": c}
+    by_name |= {
+        n: msg
+        for msg in everything
+        for n in ("m1", "m2", "m3", "m4", "m5")
+        if getattr(c, n).id == msg.id
+    }
+    views = [View(workspace, o, d) for o, d in (("ann", "ann"), ("ben", "ann"), ("ben", "ben"))]
+    questions = ["messages", "grep 100%", "grep GREEN", "grep i", "range", "range, 2"]
+    questions += ["around m2 1", "around m3 0", "around m1 5"]
+    answered = 0
+    for view in [*views, View(workspace)]:
+        for sessions in (None, frozenset({"one"}), frozenset({"two"})):
+            for name in questions:
+                want = await _ask(real, name, view, sessions, by_name)
+                got = await _ask(fake, name, view, sessions, by_name)
+                assert got == want, (name, view, sessions)
+                answered += bool(want)
     assert answered > 40  # most questions find something in most views
