@@ -1,7 +1,8 @@
 """Messages read by key from the retrieval engine (``MessagesQuery``): only those that fed the
 representation asked (or any of the workspace's), within the sessions asked, oldest first; a
 text searched for as it is written, its wildcards too. And the dialectic's in-memory reader (the
-fake its unit tests run on) reads them as its engine-backed reader does."""
+fake its unit tests run on) reads messages and observations by key as its engine-backed reader
+does."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 import pytest
 from honcho import Honcho
 from honcho.api_types import SessionPeerConfig
@@ -125,10 +127,13 @@ async def _ask(reader: Any, name: str, view: View, sessions: Any, m: dict[str, A
     return [x.id for x in found]
 
 
-async def test_the_fake_reader_reads_messages_as_the_engine_does(
-    settle, mnemo, workspace, retrieval
+async def test_the_fake_reader_reads_as_the_engine_does(
+    settle, mnemo, workspace, database_url, retrieval
 ):
     c = converse(mnemo.url, workspace, settle)
+    h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
+    ann = h.peer("ann")
+    ann.conclusions_of(ann).create([{"content": "Ann likes painting."}])
     routes = c.routes()
     real = EngineScopeReader(retrieval)
     everything = await real.messages(View(workspace), list(routes))
@@ -155,3 +160,24 @@ async def test_the_fake_reader_reads_messages_as_the_engine_does(
                 assert got == want, (name, view, sessions)
                 answered += bool(want)
     assert answered > 40  # most questions find something in most views
+
+    # Observations by id: what the deriver formed from the conversation, and a conclusion
+    # stated through the API (resting on no session).
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT id FROM observations WHERE workspace = %s ORDER BY seq", (workspace,)
+        ).fetchall()
+    ids = [r[0] for r in rows]
+    formed = await real.observations(View(workspace), ids)
+    assert [o.id for o in formed] == ids and {o.observer for o in formed} == {"ann", "ben"}
+    for o in formed:
+        fake.add_obs(workspace, o)
+    asked = [*reversed(ids), "nope", ids[0]]
+    found = 0
+    for view in [*views, View(workspace)]:
+        for sessions in (None, frozenset({"one"}), frozenset({"two"})):
+            want = [o.id for o in await real.observations(view, asked, sessions=sessions)]
+            got = [o.id for o in await fake.observations(view, asked, sessions=sessions)]
+            assert got == want, (view, sessions)
+            found += len(want)
+    assert found > len(ids)
