@@ -1,10 +1,10 @@
 """How a stage asks the retrieval engine (the context service): directly or over NATS.
 
 The engine ranks (``RetrievalQuery``) and reads observations and messages by key
-(``StoredQuery``, ``MessagesQuery``): the projections' tables are read there, not by each stage. When the context service runs in
-the same process, its handlers are called directly (the same query and reply, no trip through
-NATS); otherwise the query goes out on ``mnemo.qry.<workspace>.<kind>`` as request-reply.
-Either way a refusal is a ``Refusal``.
+(``StoredQuery``, ``MessagesQuery``): the projections' tables are read there, not by each
+stage. When the context service runs in the same process, its handlers are called directly
+(the same query and reply, no trip through NATS); otherwise the query goes out on
+``mnemo.qry.<workspace>.<kind>`` as request-reply. Either way a refusal is a ``Refusal``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from nats.aio.client import Client as NATS
 from mnemo_runtime import rpc
 from mnemo_schema import subjects
 from mnemo_schema.retrieval import (
+    MAX_MESSAGES,
     MAX_STORED_IDS,
     MessagesQuery,
     MessagesReply,
@@ -96,6 +97,30 @@ class RetrievalClient:
             got = await self.stored(workspace, query)
             reply.observations += got.observations
             reply.resolved |= got.resolved
+        return reply
+
+    async def messages_by_ids(
+        self,
+        workspace: str,
+        ids: Sequence[str],
+        *,
+        observer: str | None = None,
+        observed: str | None = None,
+        sessions: Sequence[str] | None = None,
+    ) -> MessagesReply:
+        """Visible messages by id (``MessagesQuery``), however many ids: asked
+        ``MAX_MESSAGES`` at a time, oldest first."""
+        unique = list(dict.fromkeys(ids))
+        reply = MessagesReply()
+        for start in range(0, len(unique), MAX_MESSAGES):
+            query = MessagesQuery(
+                observer=observer,
+                observed=observed,
+                ids=unique[start : start + MAX_MESSAGES],
+                sessions=None if sessions is None else list(sessions),
+            )
+            reply.messages += (await self.messages(workspace, query)).messages
+        reply.messages.sort(key=lambda m: (m.created_at, m.seq))
         return reply
 
     async def _remote(

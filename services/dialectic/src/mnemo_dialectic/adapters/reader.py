@@ -130,11 +130,14 @@ class EngineScopeReader:
         self, scope: View, ids: Sequence[str], *, sessions: frozenset[str] | None = None
     ) -> list[Msg]:
         """Visible messages by id."""
-        msgs: list[Msg] = []
-        for start in range(0, len(ids), MAX_MESSAGES):
-            part = list(ids[start : start + MAX_MESSAGES])
-            msgs += await self._messages(scope, sessions, ids=part)
-        return sorted(msgs, key=lambda m: (m.created_at, m.seq))
+        found = await self._retrieval.messages_by_ids(
+            scope.workspace,
+            ids,
+            observer=scope.observer,
+            observed=scope.observed,
+            sessions=None if sessions is None else sorted(sessions),
+        )
+        return [_msg(m) for m in found.messages]
 
     async def grep(
         self, scope: View, text: str, *, limit: int, sessions: frozenset[str] | None = None

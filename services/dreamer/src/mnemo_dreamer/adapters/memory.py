@@ -16,9 +16,7 @@ from mnemo_schema.config import WorkspaceConfiguration, effective
 from mnemo_schema.grounding import CitedMessage, Rejected, RepresentationKey, verdicts
 from mnemo_schema.observations import ObservationWritten
 from mnemo_schema.retrieval import (
-    MAX_MESSAGES,
     MAX_NEWEST,
-    MessagesQuery,
     RetrievalQuery,
     StoredObservation,
     StoredQuery,
@@ -54,13 +52,9 @@ async def store_check(
         wanted.setdefault(e.workspace, []).extend(e.source_message_ids)
     cited: dict[tuple[str, str], CitedMessage] = {}
     for workspace, ids in sorted(wanted.items()):
-        unique = list(dict.fromkeys(ids))
-        for start in range(0, len(unique), MAX_MESSAGES):
-            query = MessagesQuery(ids=unique[start : start + MAX_MESSAGES])
-            found = await retrieval.messages(workspace, query)
-            for m in found.messages:
-                pairs = [r.model_dump() for r in m.representations]
-                cited[(workspace, m.id)] = CitedMessage(m.content, pairs)
+        for m in (await retrieval.messages_by_ids(workspace, ids)).messages:
+            pairs = [r.model_dump() for r in m.representations]
+            cited[(workspace, m.id)] = CitedMessage(m.content, pairs)
 
     async def resolve(key: RepresentationKey, ids: Sequence[str]) -> dict[str, str]:
         workspace, observer, observed = key
@@ -118,13 +112,8 @@ class PgMemory:
         return await self.get(scope, [o.id for o in found.observations])
 
     async def sources(self, scope: Scope, message_ids: Sequence[str]) -> list[SourceMessage]:
-        found: list[SourceMessage] = []
-        ids = list(dict.fromkeys(message_ids))
-        for start in range(0, len(ids), MAX_MESSAGES):
-            query = MessagesQuery(ids=ids[start : start + MAX_MESSAGES])
-            got = await self._retrieval.messages(scope.workspace, query)
-            found += [SourceMessage(m.id, m.peer_id, m.content, m.created_at) for m in got.messages]
-        return sorted(found, key=lambda m: m.created_at)
+        found = await self._retrieval.messages_by_ids(scope.workspace, message_ids)
+        return [SourceMessage(m.id, m.peer_id, m.content, m.created_at) for m in found.messages]
 
     async def card(self, scope: Scope) -> list[str] | None:
         async with self._pool.connection() as conn:
