@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,25 @@ def settled(url: str, workspace: str, headers: dict[str, str]) -> bool:
     )
 
 
+def replay_progress(stderr: str, stdout: str) -> None:
+    """The replay said, before it began, how many events it had to apply (those it reports
+    applying at the end), and each report after counts up towards them."""
+    (applied,) = re.findall(r"replayed the memory projections: (\d+) events", stdout)
+    lines = [line for line in stderr.splitlines() if line.startswith("rebuild: ")]
+    assert (
+        lines and lines[0] == f"rebuild: replaying the memory projections: {int(applied):,} events"
+    )
+    done = [
+        (int(a.replace(",", "")), int(b.replace(",", "")))
+        for a, b in (
+            re.findall(r"^rebuild: ([\d,]+) of ([\d,]+) events applied", line)[0]
+            for line in lines[1:]
+        )
+    ]
+    assert all(whole == int(applied) for _, whole in done), done
+    assert [d for d, _ in done] == sorted(d for d, _ in done), done
+
+
 def test_rebuild_memory_replays_to_an_identical_state(
     own_nats: str,
     fresh_database: str,
@@ -138,7 +158,7 @@ def test_rebuild_memory_replays_to_an_identical_state(
         "MNEMO_STATE_DIR": str(tmp_path / "rebuild-state"),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "mnemo_cli", "rebuild", "--memory"],
+        [sys.executable, "-m", "mnemo_cli", "rebuild", "--memory", "--progress-every", "0.05"],
         env=env,
         capture_output=True,
         text=True,
@@ -146,6 +166,7 @@ def test_rebuild_memory_replays_to_an_identical_state(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "replayed the memory projections" in done.stdout
+    replay_progress(done.stderr, done.stdout)
     after = snapshot(fresh_database)
     for table in TABLES:
         assert after[table] == before[table], table

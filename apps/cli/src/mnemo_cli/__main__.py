@@ -15,6 +15,17 @@ import sys
 from mnemo_runtime.settings import InfraSettings
 
 
+def _positive_seconds(value: str) -> float:
+    """A number of seconds above zero, or argparse's error naming the option."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0 and finite, not {value}")
+    return seconds
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mnemo", description="Memory infrastructure for AI agents.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -38,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the memory projections instead: observations, provenance, vectors, cards,"
         " summaries, dreams, message passages and their postings",
+    )
+    r.add_argument(
+        "--progress-every",
+        type=_positive_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often the replay's progress is written to stderr (default 5)",
     )
     sub.add_parser(
         "migrate",
@@ -108,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "rebuild":
         from mnemo_cli.rebuild import rebuild
 
-        asyncio.run(rebuild(settings, memory=args.memory))
+        asyncio.run(rebuild(settings, memory=args.memory, every_s=args.progress_every))
     elif args.command == "key":
         from mnemo_cli import keys
 

@@ -5,12 +5,19 @@ Without options: the entity and message tables. ``--memory``: what memory format
 passages and their word postings); the memory projection's output depends on the log alone,
 so the replay reaches the same state. A running stack's projectors notice the reset and replay;
 without one, the replay runs here.
+
+A replay of a large log takes minutes (the passages are embedded again), so its progress is
+written to stderr as it goes: the events to apply once the tables are dropped, then every
+``every_s`` the events applied, the rate and what is left at that rate. Writes that arrive
+meanwhile are applied too, and counted among those left.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
+from typing import TextIO
 
 from mnemo_cli.local import _paths, running
 from mnemo_projector.app import build_app, build_memory, build_passages
@@ -22,9 +29,18 @@ from mnemo_runtime.infra import Infra, open_infra
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.settings import InfraSettings
 
+# How often a replay reports its progress.
+PROGRESS_EVERY_S = 5.0
 
-async def rebuild(settings: InfraSettings, memory: bool = False) -> None:
-    """Reset the read models; replay here unless a running projector picks the reset up."""
+
+async def rebuild(
+    settings: InfraSettings,
+    memory: bool = False,
+    every_s: float = PROGRESS_EVERY_S,
+    out: TextIO = sys.stderr,
+) -> None:
+    """Reset the read models; replay here unless a running projector picks the reset up,
+    writing the replay's progress to ``out`` every ``every_s``."""
     nats, pg, _ = _paths(settings.state_dir)
     infra = await open_infra(
         settings.nats() or nats.url,
@@ -55,13 +71,20 @@ async def rebuild(settings: InfraSettings, memory: bool = False) -> None:
             else:
                 await drop_projection(conn)
         started = time.monotonic()
-        if running(settings):
-            # The running projectors notice the reset and replay; wait for them.
-            applied = sum([await g.pending_everywhere(infra.partitions) for g in groups])
-            await _caught_up(infra, groups)
-        else:
-            applied = sum([await g.catch_up(infra.partitions) for g in groups])
         what = "memory" if memory else "entity and message"
+        total = await _left(infra, groups)
+        print(f"rebuild: replaying the {what} projections: {total:,} events", file=out, flush=True)
+        report = asyncio.create_task(_report(infra, groups, total, started, every_s, out))
+        try:
+            if running(settings):
+                # The running projectors notice the reset and replay; wait for them.
+                applied = total
+                await _caught_up(infra, groups)
+            else:
+                applied = sum([await g.catch_up(infra.partitions) for g in groups])
+        finally:
+            report.cancel()
+            await asyncio.gather(report, return_exceptions=True)
         print(
             f"replayed the {what} projections: {applied} events of the {head} in the log,"
             f" in {time.monotonic() - started:.1f}s"
@@ -72,7 +95,54 @@ async def rebuild(settings: InfraSettings, memory: bool = False) -> None:
         await infra.close()
 
 
+async def _left(infra: Infra, groups: list[ProjectionGroup]) -> int:
+    """Events some partition of ``groups`` has yet to apply (from the stored positions)."""
+    return sum([await g.pending_everywhere(infra.partitions) for g in groups])
+
+
 async def _caught_up(infra: Infra, groups: list[ProjectionGroup]) -> None:
     """Until no partition of ``groups`` has events left to apply."""
-    while sum([await g.pending_everywhere(infra.partitions) for g in groups]) > 0:
+    while await _left(infra, groups) > 0:
         await asyncio.sleep(0.2)
+
+
+async def _report(
+    infra: Infra,
+    groups: list[ProjectionGroup],
+    total: int,
+    started: float,
+    every_s: float,
+    out: TextIO,
+) -> None:
+    """Every ``every_s``, until cancelled: a line of the replay's progress on ``out``."""
+    while True:
+        await asyncio.sleep(every_s)
+        left = await _left(infra, groups)
+        line = progress_line(total, left, time.monotonic() - started)
+        print(f"rebuild: {line}", file=out, flush=True)
+
+
+def progress_line(total: int, left: int, elapsed_s: float) -> str:
+    """Of ``total`` events to apply, ``left`` still to do after ``elapsed_s``: how many are
+    applied, the rate, and at that rate how long the rest takes. Events written meanwhile
+    count among those left (so the share applied may fall back)."""
+    done = max(0, total - left)
+    whole = max(total, done + left)
+    share = 100.0 * done / whole if whole else 100.0
+    line = f"{done:,} of {whole:,} events applied ({share:.0f}%)"
+    rate = done / elapsed_s if elapsed_s > 0 else 0.0
+    if left <= 0:
+        return line
+    if rate <= 0:
+        return f"{line}, none yet"
+    return f"{line}, {rate:,.0f} events/s, about {duration(left / rate)} left"
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` for a person: 45 s, 3 min 20 s, 2 h 5 min."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min" if s % 3600 // 60 else f"{s // 3600} h"
