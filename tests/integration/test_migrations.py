@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import psycopg
+from structlog.testing import capture_logs
 
 from mnemo_cli.migrations import SOURCES, migrate_all
 from mnemo_runtime.migrate import MIGRATION_TABLE, migrate
@@ -26,8 +27,15 @@ def _tables(url: str) -> set[str]:
 async def test_every_migration_applies_once(pg_admin_url):
     url = new_database(pg_admin_url, migrated=False)
     files = sorted(p.stem for source in SOURCES for p in source.glob("*.sql"))
-    applied = await migrate_all(url)
+    with capture_logs() as logs:
+        applied = await migrate_all(url)
     assert sorted(applied) == files
+    # Each said as it starts and as it ends (with its time), in the order applied.
+    said = [(e["event"], e["migration"]) for e in logs if "migration" in e]
+    assert said == [
+        (event, m) for m in applied for event in ("migrations.applying", "migrations.applied_one")
+    ]
+    assert all(e["seconds"] >= 0 for e in logs if e["event"] == "migrations.applied_one")
     # Dependencies first: positions before the tables whose migrations record a position.
     assert applied[0] == "runtime-0001-projection-positions"
     expected = {

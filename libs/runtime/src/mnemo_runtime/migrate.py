@@ -13,6 +13,7 @@ behind for every later start to wait on; an advisory lock ends with its connecti
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib.resources import files
@@ -68,7 +69,16 @@ def migrate_blocking(database_url: str, sources: Sequence[Path]) -> list[str]:
         try:
             backend.init_database()
             pending = backend.to_apply(read_migrations(*(str(s) for s in sources)))
-            backend.apply_migrations(pending)
+            for i, migration in enumerate(pending, 1):
+                # One at a time, each said as it starts and ends: a backfill on a large
+                # database takes minutes, and the log says which one is running.
+                log.info("migrations.applying", migration=migration.id, of=f"{i}/{len(pending)}")
+                started = time.monotonic()
+                backend.apply_migrations_only([migration])
+                seconds = round(time.monotonic() - started, 3)
+                log.info("migrations.applied_one", migration=migration.id, seconds=seconds)
+            if pending:
+                backend.run_post_apply(pending)
             return [m.id for m in pending]
         finally:
             backend.execute(_UNLOCK)
