@@ -16,7 +16,14 @@ from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSettings, read_rounds
 from mnemo_cli.bench_load_report import rows
-from mnemo_cli.bench_traffic import Corpus, drained, percentiles, retold
+from mnemo_cli.bench_traffic import (
+    Corpus,
+    drained,
+    percentiles,
+    progress_line,
+    retold,
+    wait_drained,
+)
 from mnemo_deriver.contract import BatchMessage
 from mnemo_deriver.local import derive
 from mnemo_schema.subjects import partition_of
@@ -71,6 +78,51 @@ def test_a_queue_drains_when_it_has_work_and_none_left() -> None:
     assert drained(_status(10, 0, 0))
     assert not drained(_status(10, 0, 1)) and not drained(_status(10, 2, 0))
     assert not drained(_status(0, 0, 0))  # nothing counted yet is not done
+
+
+def _status(completed: int, in_progress: int, pending: int) -> dict[str, int]:
+    return {
+        "total_work_units": completed + in_progress + pending,
+        "completed_work_units": completed,
+        "in_progress_work_units": in_progress,
+        "pending_work_units": pending,
+    }
+
+
+def test_a_queue_status_as_a_line_of_progress() -> None:
+    assert progress_line(_status(12_345, 40, 27_615), 61.4) == (
+        "12,345 of 40,000 work units completed (31%), 40 in progress, after 61 s"
+    )
+    assert progress_line(_status(0, 0, 0), 0.2) == (
+        "0 of 0 work units completed (0%), 0 in progress, after 0 s"
+    )
+
+
+class _Queue:
+    """Queue statuses in turn, as the server would give them."""
+
+    def __init__(self, statuses: list[dict[str, int]]) -> None:
+        self.statuses = statuses
+
+    async def json(self, method: str, path: str, **params: Any) -> dict[str, int]:
+        return self.statuses.pop(0)
+
+
+async def test_waiting_on_a_queue_says_how_far_it_is_while_it_waits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    statuses = [_status(0, 2, 8), _status(6, 2, 2), _status(10, 0, 0)]
+    got = await wait_drained(cast(Conn, _Queue(statuses)), "w", 10.0, every=0.0, report_every=0.0)
+    assert got["drained"] and got["completed_units"] == 10
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(",")[0] for line in lines] == [
+        "load:   0 of 10 work units completed (0%)",
+        "load:   6 of 10 work units completed (60%)",
+    ]
+    # Without report_every, nothing is said.
+    statuses = [_status(0, 2, 8), _status(10, 0, 0)]
+    await wait_drained(cast(Conn, _Queue(statuses)), "w", 10.0, every=0.0)
+    assert capsys.readouterr().out == ""
 
 
 def test_a_workspace_id_in_the_partition_asked_for() -> None:

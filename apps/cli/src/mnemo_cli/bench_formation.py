@@ -92,16 +92,23 @@ async def probes(conn: Conn, ws: str, samples: int, timeout: float) -> dict[str,
 
 
 async def formation(
-    conns: list[Conn], ws: str, corpus: Corpus, n: int, start: int, timeout: float
+    conns: list[Conn],
+    ws: str,
+    corpus: Corpus,
+    n: int,
+    start: int,
+    timeout: float,
+    report_every: float | None = None,
 ) -> dict[str, float]:
     """Post ``n`` messages flat out to ``ws``'s history; messages/s from the first POST until
     the queue counts every unit completed (derived, applied and searchable). Past
     ``timeout`` (``drained`` False) the rate is a bound: fewer were formed by then. (Units
     complete in steps, a representation's when the memory projection has applied all it has
-    derived so far, so the share completed at a moment does not say how many are formed.)"""
+    derived so far, so the share completed at a moment does not say how many are formed.)
+    ``report_every``: see ``wait_drained``."""
     began = time.perf_counter()
     posted = await post_flat_out(conns, ws, "history", corpus, n, start)
-    queue = await wait_drained(conns[0], ws, timeout)
+    queue = await wait_drained(conns[0], ws, timeout, report_every=report_every)
     took = time.perf_counter() - began
     return {
         "messages": n,

@@ -123,6 +123,8 @@ def _chat(ws: str, question: str) -> tuple[str, str, dict[str, Any] | None]:
 
 
 READS = {"get_context": _context, "prefetch": _prefetch, "chat": _chat}
+# While a long phase waits for a queue to drain, its progress is printed this often.
+REPORT_EVERY_S = 30.0
 CHAT_EVERY = 5  # a chat every fifth round: it costs several searches
 
 
@@ -199,11 +201,13 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
         print(f"load: a history of {n:,} messages ...", flush=True)
         await post_flat_out(conns, spaces[n], "history", corpus, n)
         result.setdefault("histories", {})[n] = await wait_drained(
-            conns[0], spaces[n], sizes.timeout_s
+            conns[0], spaces[n], sizes.timeout_s, report_every=REPORT_EVERY_S
         )
     print(f"load: formation, {large:,} messages flat out until all formed ...", flush=True)
     meter = Meter(settings)
-    result["formation"] = await formation(conns, spaces[large], corpus, large, 0, sizes.timeout_s)
+    result["formation"] = await formation(
+        conns, spaces[large], corpus, large, 0, sizes.timeout_s, report_every=REPORT_EVERY_S
+    )
     result["formation"]["cost"] = meter.read()
     half = result["formation"]["msg_per_s"] / 2
     print(f"load: freshness at half that rate ({half:.0f} msg/s) ...", flush=True)

@@ -130,23 +130,33 @@ def drained(status: dict[str, Any]) -> bool:
 
 
 async def wait_drained(
-    conn: Conn, ws: str, timeout: float, session: str | None = None, every: float = 0.5
+    conn: Conn,
+    ws: str,
+    timeout: float,
+    session: str | None = None,
+    every: float = 0.5,
+    report_every: float | None = None,
 ) -> dict[str, Any]:
     """Wait until the queue of ``ws`` (or of one session) has drained, or ``timeout`` has
     passed; the seconds waited, whether it drained, its units completed and in all, and what
-    a queue status took (p50, ms).
+    a queue status took (p50, ms). With ``report_every``, a line of the queue's progress is
+    printed that often (``progress_line``).
 
     The status of a large workspace costs the database hundreds of milliseconds: it is asked
     for at most a tenth of the time, so that the waiting does not slow what it waits for.
     """
     began = time.perf_counter()
     took: list[float] = []
+    reported = began
     while True:
         t = time.perf_counter()
         status = await queue(conn, ws, session)
         took.append(time.perf_counter() - t)
         done = drained(status)
         waited = time.perf_counter() - began
+        if report_every is not None and not done and t - reported >= report_every:
+            reported = t
+            print(f"load:   {progress_line(status, waited)}", flush=True)
         if done or waited >= timeout:
             return {
                 "seconds": waited,
@@ -156,6 +166,19 @@ async def wait_drained(
                 "status_p50_ms": percentiles([x * 1000 for x in took])["p50_ms"],
             }
         await asyncio.sleep(max(every, 9 * took[-1]))
+
+
+def progress_line(status: dict[str, Any], waited_s: float) -> str:
+    """A queue status as a line of progress: its units completed of all, those in progress,
+    and how long it has been waited on. (No time left is guessed: a representation's units
+    complete together, when the memory projection has applied what was derived for them.)"""
+    total = int(status["total_work_units"])
+    completed = int(status["completed_work_units"])
+    share = 100.0 * completed / total if total else 0.0
+    return (
+        f"{completed:,} of {total:,} work units completed ({share:.0f}%),"
+        f" {int(status['in_progress_work_units']):,} in progress, after {waited_s:.0f} s"
+    )
 
 
 @dataclass
