@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
+import time
+
 import pytest
 
 from mnemo_cli.__main__ import _parser
-from mnemo_cli.rebuild import duration, progress_line
+from mnemo_cli.rebuild import duration, progress_line, report_progress
 
 
 @pytest.mark.parametrize(
@@ -76,3 +80,32 @@ def test_progress_interval_refused(value: str, capsys: pytest.CaptureFixture[str
         _parser().parse_args(["rebuild", "--progress-every", value])
     assert exit_.value.code == 2
     assert "--progress-every" in capsys.readouterr().err
+
+
+async def test_the_reports_follow_the_count_and_skip_one_that_cannot_be_read() -> None:
+    counts: list[int | Exception] = [800, ConnectionError("nats away"), 300, 0]
+    asked = 0
+
+    async def left() -> int:
+        nonlocal asked
+        got = counts[min(asked, len(counts) - 1)]
+        asked += 1
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    out = io.StringIO()
+    task = asyncio.create_task(report_progress(left, 1_000, time.monotonic(), 0.001, out))
+    async with asyncio.timeout(5):
+        while asked < len(counts):
+            await asyncio.sleep(0.001)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    lines = out.getvalue().splitlines()
+    # The unreadable count said nothing, and did not end the reports.
+    assert [line.split(" events applied")[0] for line in lines[:3]] == [
+        "rebuild: 200 of 1,000",
+        "rebuild: 700 of 1,000",
+        "rebuild: 1,000 of 1,000",
+    ]
+    assert all(line.startswith("rebuild: ") for line in lines)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from mnemo_cli.local import _paths, running
@@ -26,8 +27,11 @@ from mnemo_projector.settings import ProjectorSettings
 from mnemo_projector.tables import drop_memory, drop_projection
 from mnemo_runtime.bus import stream_last_seq
 from mnemo_runtime.infra import Infra, open_infra
+from mnemo_runtime.logging import get_logger
 from mnemo_runtime.memory.wiring import MemorySettings, open_memory
 from mnemo_runtime.settings import InfraSettings
+
+log = get_logger("mnemo.rebuild")
 
 # How often a replay reports its progress.
 PROGRESS_EVERY_S = 5.0
@@ -74,7 +78,9 @@ async def rebuild(
         what = "memory" if memory else "entity and message"
         total = await _left(infra, groups)
         print(f"rebuild: replaying the {what} projections: {total:,} events", file=out, flush=True)
-        report = asyncio.create_task(_report(infra, groups, total, started, every_s, out))
+        report = asyncio.create_task(
+            report_progress(lambda: _left(infra, groups), total, started, every_s, out)
+        )
         try:
             if running(settings):
                 # The running projectors notice the reset and replay; wait for them.
@@ -106,18 +112,23 @@ async def _caught_up(infra: Infra, groups: list[ProjectionGroup]) -> None:
         await asyncio.sleep(0.2)
 
 
-async def _report(
-    infra: Infra,
-    groups: list[ProjectionGroup],
+async def report_progress(
+    count_left: Callable[[], Awaitable[int]],
     total: int,
     started: float,
     every_s: float,
     out: TextIO,
 ) -> None:
-    """Every ``every_s``, until cancelled: a line of the replay's progress on ``out``."""
+    """Every ``every_s``, until cancelled: a line of the replay's progress on ``out``, from
+    the events ``count_left`` says are left of ``total`` (a count that cannot be read then, the
+    bus or the database away a moment, is skipped: the replay retries on its own)."""
     while True:
         await asyncio.sleep(every_s)
-        left = await _left(infra, groups)
+        try:
+            left = await count_left()
+        except Exception as err:
+            log.warning("rebuild.progress_unread", error=repr(err))
+            continue
         line = progress_line(total, left, time.monotonic() - started)
         print(f"rebuild: {line}", file=out, flush=True)
 
