@@ -89,7 +89,7 @@ up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (th
 down: setup ## stop what `make up` started
 	$(RUN) mnemo down
 
-status: setup ## show what is running
+status: setup ## show what is running, whether it is ready and how far each projection is behind
 	$(RUN) mnemo status
 
 demo: setup ## start the stack and ingest a real LoCoMo conversation through the honcho-ai SDK

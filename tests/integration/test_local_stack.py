@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,9 @@ def test_up_runs_the_write_path_reads_and_memory_formation_as_four_processes(
         }
         status = _mnemo("status", env=env)
         assert all(name in status for name in NAMES), status
+        # Running and asked when ready: so it says, with each projection's distance behind.
+        assert "ready     yes" in status.splitlines(), status
+        assert re.search(r"^behind    .*: .*memory \d", status, re.M), status
 
         h = Honcho(
             base_url=f"http://127.0.0.1:{port}", workspace_id="up", max_retries=0, api_key=key

@@ -37,6 +37,7 @@ from mnemo_runtime.stack import (
     LocalPostgres,
     read_pid,
     record_stack,
+    recorded_stack,
     redacted,
     stop_pid,
 )
@@ -347,6 +348,34 @@ def processes(settings: InfraSettings) -> dict[str, int | None]:
 
 
 def status(settings: InfraSettings) -> None:
-    """Print what runs."""
-    for name, pid in processes(settings).items():
+    """Print what runs; with Mnemo running, whether it is ready and how far each projection is
+    behind the log (the gateway's ``/ready``)."""
+    procs = processes(settings)
+    for name, pid in procs.items():
         print(f"{name:9} {'pid ' + str(pid) if pid else 'not running'}")
+    if not any(pid for name, pid in procs.items() if name not in ("nats", "postgres")):
+        return
+    url = recorded_stack(settings.state_dir).get("gateway_url") or gateway_url()
+    try:
+        r = httpx.get(f"{url}/ready", timeout=5)
+        body = r.json()
+    except (httpx.HTTPError, ValueError) as err:
+        print(f"ready     no answer from {url}: {err!r}")
+        return
+    for line in readiness(r.status_code, body if isinstance(body, dict) else {}):
+        print(line)
+
+
+def readiness(status: int, body: dict[str, Any]) -> list[str]:
+    """A /ready answer for a person: ready or not, each problem and warning it names, and the
+    events each projection has yet to apply."""
+    lines = ["ready     yes" if status == 200 else f"ready     no (HTTP {status})"]
+    lines += [f"problem   {k}: {v}" for k, v in (body.get("problems") or {}).items()]
+    lines += [f"warning   {k}: {v}" for k, v in (body.get("warnings") or {}).items()]
+    lag = body.get("lag") or {}
+    if lag:
+        behind = ", ".join(f"{name} {int(n):,}" for name, n in lag.items())
+        head = body.get("log_head")
+        at = f" (log head {int(head):,})" if isinstance(head, int) else ""
+        lines.append(f"behind    events each projection has yet to apply{at}: {behind}")
+    return lines
