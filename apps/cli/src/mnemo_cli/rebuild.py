@@ -6,9 +6,9 @@ passages and their word postings); the memory projection's output depends on the
 so the replay reaches the same state. A running stack's projectors notice the reset and replay;
 without one, the replay runs here.
 
-A replay of a large log takes minutes (the passages are embedded again), so its progress is
-written to stderr as it goes: the events to apply once the tables are dropped, then every
-``every_s`` the events applied, the rate and what is left at that rate. Writes that arrive
+A replay of a large log takes minutes (a memory replay embeds every passage again), so its
+progress is written to stderr as it goes: the events to apply once the tables are dropped, then
+every ``every_s`` the events applied, the rate and what is left at that rate. Writes that arrive
 meanwhile are applied too, and counted among those left.
 """
 
