@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from mnemo_dialectic.domain import Msg, Obs, View
 from mnemo_runtime.retrieval import RetrievalClient
@@ -65,6 +65,21 @@ def _ranked_msg(r: RankedMessage) -> Msg:
     )
 
 
+class _Within(TypedDict):
+    observer: str | None
+    observed: str | None
+    sessions: list[str] | None
+
+
+def _within(scope: View, sessions: frozenset[str] | None) -> _Within:
+    """A query's representation (``scope``'s; none for the whole workspace) and sessions."""
+    return {
+        "observer": scope.observer,
+        "observed": scope.observed,
+        "sessions": None if sessions is None else sorted(sessions),
+    }
+
+
 class EngineScopeReader:
     """Reads of one representation (or of the whole workspace), all through the engine."""
 
@@ -86,9 +101,7 @@ class EngineScopeReader:
             scope.workspace,
             RetrievalQuery(
                 query=text,
-                observer=scope.observer,
-                observed=scope.observed,
-                sessions=None if sessions is None else sorted(sessions),
+                **_within(scope, sessions),
                 levels=list(levels) if levels else None,
                 messages=0,
                 observations=limit,
@@ -105,9 +118,7 @@ class EngineScopeReader:
             scope.workspace,
             RetrievalQuery(
                 query=text,
-                observer=scope.observer,
-                observed=scope.observed,
-                sessions=None if sessions is None else sorted(sessions),
+                **_within(scope, sessions),
                 messages=limit,
             ),
         )
@@ -120,9 +131,7 @@ class EngineScopeReader:
         found = await self._retrieval.stored_ids(
             scope.workspace,
             ids,
-            observer=scope.observer,
-            observed=scope.observed,
-            sessions=None if sessions is None else sorted(sessions),
+            **_within(scope, sessions),
         )
         return [_obs(o) for o in found.observations]
 
@@ -133,9 +142,7 @@ class EngineScopeReader:
         found = await self._retrieval.messages_by_ids(
             scope.workspace,
             ids,
-            observer=scope.observer,
-            observed=scope.observed,
-            sessions=None if sessions is None else sorted(sessions),
+            **_within(scope, sessions),
         )
         return [_msg(m) for m in found.messages]
 
@@ -174,9 +181,7 @@ class EngineScopeReader:
         if "window" in way:
             way["window"] = max(0, min(way["window"], MAX_WINDOW))
         query = MessagesQuery(
-            observer=scope.observer,
-            observed=scope.observed,
-            sessions=None if sessions is None else sorted(sessions),
+            **_within(scope, sessions),
             **way,
         )
         found = await self._retrieval.messages(scope.workspace, query)
