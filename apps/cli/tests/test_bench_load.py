@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from mnemo_cli.bench_cpu import parse_stat, spent
+from mnemo_cli.bench_cpu import fixed_work, host_probe, parse_stat, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSettings, read_rounds
@@ -219,7 +219,23 @@ def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
         "2.5 / 3.3 s"
     )
     assert any("(n 5, 1 never)" in k for k in table)
+    assert not any(k.startswith("host:") for k in table)  # a result from before the probe
     assert rows({}) == []
+
+
+def test_the_host_probe_is_a_row_with_its_spread() -> None:
+    result = _result() | {"host": percentiles([4.0] * 98 + [8.0, 8.0])}
+    table = {name: value for name, value, _ in rows(result)}
+    label = "host: a fixed pure-Python computation, quiet, p50 / p99 (p99 / p50) (n 100)"
+    assert table[label] == "4.0 / 8.0 ms (2.00x)"
+
+
+async def test_the_host_probe_times_the_same_work_each_time() -> None:
+    assert fixed_work(10) == sum((i * i) % 7 for i in range(10))
+    quick = await host_probe(5, steps=1_000)
+    slow = await host_probe(5, steps=100_000)
+    assert len(quick) == len(slow) == 5 and all(t > 0 for t in quick)
+    assert sorted(slow)[2] > sorted(quick)[2]  # a hundred times the work: slower at the median
 
 
 def test_what_never_happened_is_said_so_and_stays_json() -> None:

@@ -9,7 +9,8 @@ The figures, in the order they are taken (each on workspaces of its own):
 3. the reads on the quiet stack (get_context with a search query, tokens=2000 and peer_target;
    the dialectic's prefetch, as ``conclusions/query`` asks it of the same engine: the 12 best
    observations within a cosine distance of 0.9; the peer chat with the local reasoner), the
-   sizes in alternation.
+   sizes in alternation; before them, the host probe (``bench_cpu.host_probe``: a fixed
+   computation timed as many times as there are quiet rounds, the host's speed and spread).
 4. a burst to workspace A, then a five-message chat in workspace C: when the deriver reaches
    the chat and when its queue drains; then freshness in a workspace B of another partition,
    and in one of A's partition, while A's backlog lasts.
@@ -40,7 +41,7 @@ from urllib.parse import urlencode
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from mnemo_cli.bench_cpu import Meter
+from mnemo_cli.bench_cpu import Meter, host_probe
 from mnemo_cli.bench_formation import chat_after_burst, formation, freshness_under
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load_report import rows
@@ -218,6 +219,7 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
     result["freshness"]["cost"] = meter.read()
     print("load: reads on the quiet stack ...", flush=True)
     await _memory_at(settings, sizes.formation_priority and own)
+    result["host"] = percentiles(await host_probe(sizes.read_samples))
     meter = Meter(settings)
     quiet = await read_rounds(
         conns[0], list(spaces.values()), corpus.questions, rounds=sizes.read_samples

@@ -130,12 +130,22 @@ def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+def _host_rows(host: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """The host probe (older results have none)."""
+    if not host:
+        return []
+    spread = host["p99_ms"] / host["p50_ms"] if host["p50_ms"] else 0.0
+    label = f"host: a fixed pure-Python computation, quiet, p50 / p99 (p99 / p50) (n {host['n']})"
+    return [(label, f"{_ms(host, 'p50_ms', 'p99_ms')} ({spread:.2f}x)", "")]
+
+
 def rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     """The load figures as rows of the benchmark table."""
     if not r:
         return []
     return [
         *_formation_rows(r["formation"], r["freshness"]),
+        *_host_rows(r.get("host")),
         *_read_rows(r["quiet"], r["loaded"]),
         *_burst_rows(r),
     ]
