@@ -22,12 +22,23 @@ from pathlib import Path
 from mnemo_runtime.nats_users import NatsUser, NatsUsers
 from mnemo_runtime.private_files import write_private
 
+# The ports ``free_port`` handed out in this process. A port is free until its server binds
+# it, so two asked for one after the other, before either server started, could be the same
+# one: a stack's Postgres and gateway were, and the gateway could not start.
+_HANDED_OUT: set[int] = set()
+
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 that was free a moment ago, never one this process handed out
+    before."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError("no free TCP port that was not handed out already")
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
