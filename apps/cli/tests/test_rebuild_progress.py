@@ -95,12 +95,14 @@ async def test_the_reports_follow_the_count_and_skip_one_that_cannot_be_read() -
         return got
 
     out = io.StringIO()
-    task = asyncio.create_task(report_progress(left, 1_000, time.monotonic(), 0.001, out))
+    done = asyncio.Event()
+    task = asyncio.create_task(report_progress(left, 1_000, time.monotonic(), 0.001, out, done))
     async with asyncio.timeout(5):
         while asked < len(counts):
             await asyncio.sleep(0.001)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    done.set()
+    async with asyncio.timeout(5):
+        await task
     lines = out.getvalue().splitlines()
     # The unreadable count said nothing, and did not end the reports.
     assert [line.split(" events applied")[0] for line in lines[:3]] == [
@@ -109,3 +111,29 @@ async def test_the_reports_follow_the_count_and_skip_one_that_cannot_be_read() -
         "rebuild: 1,000 of 1,000",
     ]
     assert all(line.startswith("rebuild: ") for line in lines)
+
+
+async def test_the_reports_end_when_the_replay_does_even_if_a_cancellation_is_lost() -> None:
+    # A count that swallows the cancellation sent to end the reports, as asyncio.wait_for does
+    # in Python 3.11 when its result arrives as it is cancelled (nats-py's next_msg uses it).
+    counting = asyncio.Event()
+
+    async def left() -> int:
+        counting.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            return 5  # the cancellation lost
+        return 5
+
+    out = io.StringIO()
+    done = asyncio.Event()
+    task = asyncio.create_task(report_progress(left, 10, time.monotonic(), 0.001, out, done))
+    async with asyncio.timeout(5):
+        await counting.wait()
+    done.set()
+    task.cancel()
+    async with asyncio.timeout(5):  # before the fix: the reports went on for ever
+        await asyncio.gather(task, return_exceptions=True)
+    assert task.done()
+    assert out.getvalue() == ""  # nothing said once the replay was over

@@ -78,8 +78,9 @@ async def rebuild(
         what = "memory" if memory else "entity and message"
         total = await _left(infra, groups)
         print(f"rebuild: replaying the {what} projections: {total:,} events", file=out, flush=True)
+        replayed = asyncio.Event()
         report = asyncio.create_task(
-            report_progress(lambda: _left(infra, groups), total, started, every_s, out)
+            report_progress(lambda: _left(infra, groups), total, started, every_s, out, replayed)
         )
         try:
             if running(settings):
@@ -89,6 +90,7 @@ async def rebuild(
             else:
                 applied = sum([await g.catch_up(infra.partitions) for g in groups])
         finally:
+            replayed.set()
             report.cancel()
             await asyncio.gather(report, return_exceptions=True)
         print(
@@ -118,17 +120,29 @@ async def report_progress(
     started: float,
     every_s: float,
     out: TextIO,
+    done: asyncio.Event,
 ) -> None:
-    """Every ``every_s``, until cancelled: a line of the replay's progress on ``out``, from
-    the events ``count_left`` says are left of ``total`` (a count that cannot be read then, the
-    bus or the database away a moment, is skipped: the replay retries on its own)."""
-    while True:
-        await asyncio.sleep(every_s)
+    """Every ``every_s``, until ``done`` is set: a line of the replay's progress on ``out``,
+    from the events ``count_left`` says are left of ``total`` (a count that cannot be read
+    then, the bus or the database away a moment, is skipped: the replay retries on its own).
+
+    ``done`` is looked at after every count, not only while waiting: a cancellation can be
+    lost inside a count (Python 3.11's ``asyncio.wait_for``, under nats-py's ``next_msg``,
+    returns the message that arrived as it was cancelled), and a reporter that only a
+    cancellation could stop then kept the replay from ever returning."""
+    while not done.is_set():
+        try:
+            await asyncio.wait_for(done.wait(), every_s)
+            return
+        except TimeoutError:
+            pass
         try:
             left = await count_left()
         except Exception as err:
             log.warning("rebuild.progress_unread", error=repr(err))
             continue
+        if done.is_set():
+            return
         line = progress_line(total, left, time.monotonic() - started)
         print(f"rebuild: {line}", file=out, flush=True)
 
