@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from mnemo_cli.bench_cpu import fixed_work, host_probe, parse_stat, spent
+from mnemo_cli.bench_cpu import fixed_work, host_probe, spent
 from mnemo_cli.bench_formation import workspace_id
 from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSettings, read_rounds
@@ -24,6 +24,7 @@ from mnemo_cli.bench_traffic import (
     retold,
     wait_drained,
 )
+from mnemo_cli.proc_cpu import parse_stat
 from mnemo_deriver.contract import BatchMessage
 from mnemo_deriver.local import derive
 from mnemo_schema.subjects import partition_of

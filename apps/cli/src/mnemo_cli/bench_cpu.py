@@ -13,42 +13,22 @@ import os
 import resource
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from mnemo_cli.local import processes
+from mnemo_cli.proc_cpu import PROC, parse_stat, stat_fields
 from mnemo_runtime.settings import InfraSettings
-
-_PROC = Path("/proc")
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _fields(pid: int) -> list[str] | None:
-    try:
-        text = (_PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    # The command name may hold spaces and parentheses: the fields start after its last ")".
-    return text.rsplit(")", 1)[1].split()
-
-
-def parse_stat(fields: list[str]) -> tuple[int, float, float]:
-    """(parent pid, own CPU seconds, reaped children's CPU seconds) from /proc/<pid>/stat's
-    fields after the command name."""
-    own = (int(fields[11]) + int(fields[12])) / _TICK
-    children = (int(fields[13]) + int(fields[14])) / _TICK
-    return int(fields[1]), own, children
 
 
 def _tree(root: int) -> float:
     """CPU seconds of ``root``, its reaped children and its live children."""
-    mine = _fields(root)
+    mine = stat_fields(root)
     if mine is None:
         return 0.0
     _, own, reaped = parse_stat(mine)
     total = own + reaped
-    for entry in _PROC.iterdir():
-        if entry.name.isdigit() and (f := _fields(int(entry.name))) is not None:
+    for entry in PROC.iterdir():
+        if entry.name.isdigit() and (f := stat_fields(int(entry.name))) is not None:
             parent, child, _ = parse_stat(f)
             if parent == root:
                 total += child
@@ -57,7 +37,7 @@ def _tree(root: int) -> float:
 
 def stack_cpu(settings: InfraSettings) -> dict[str, float]:
     """CPU seconds so far of each running process of the local stack, and of this one."""
-    if not _PROC.exists():
+    if not PROC.exists():
         return {}
     out: dict[str, float] = {}
     for name, pid in processes(settings).items():
@@ -65,7 +45,7 @@ def stack_cpu(settings: InfraSettings) -> dict[str, float]:
             continue
         if name == "postgres":
             out[name] = _tree(pid)
-        elif (f := _fields(pid)) is not None:
+        elif (f := stat_fields(pid)) is not None:
             out[name] = parse_stat(f)[1]
     usage = resource.getrusage(resource.RUSAGE_SELF)
     out["bench"] = usage.ru_utime + usage.ru_stime

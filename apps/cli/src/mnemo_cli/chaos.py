@@ -183,7 +183,15 @@ async def _exercise(
     _check_faults(report)
     say("posting done; waiting for the queue to drain")
     dsn = stack.database_url
-    await drain(report, poster.conversation.workspace, dsn, client, config.drain_s, say)
+    await drain(
+        report,
+        poster.conversation.workspace,
+        dsn,
+        client,
+        config.drain_s,
+        say,
+        memory_pid=stack.pids().get("memory"),
+    )
     await check_messages(report, poster, dsn, client)
     await check_observations(report, poster.conversation.workspace, dsn)
     await _check_reads(report, client, poster)

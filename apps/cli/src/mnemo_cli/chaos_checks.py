@@ -20,6 +20,7 @@ import nats
 import psycopg
 from psycopg.rows import dict_row
 
+from mnemo_cli import proc_cpu
 from mnemo_cli.chaos_load import MARKER, Poster
 from mnemo_runtime.streams import READ_CONSUMER_THRESHOLD_S
 from mnemo_schema import subjects
@@ -181,8 +182,12 @@ async def drain(
     client: httpx.AsyncClient,
     deadline_s: float,
     say: Callable[[str], None],
+    memory_pid: int | None = None,
 ) -> None:
-    """Wait (up to ``deadline_s``) until the queue has nothing pending or in progress."""
+    """Wait (up to ``deadline_s``) until the queue has nothing pending or in progress. If it
+    does not, the check says what CPU the memory process (``memory_pid``) got meanwhile: next
+    to nothing on a host other work keeps busy is its idle priority at work, not a stuck unit."""
+    before = proc_cpu.read(memory_pid) if memory_pid else None
     started = time.monotonic()
     last_said = 0.0
     status: dict[str, Any] = {}
@@ -211,12 +216,14 @@ async def drain(
     failed = int(status.get("failed_work_units", 0))
     settled = status.get("completed_work_units", 0) + failed == status.get("total_work_units", -1)
     unexplained = (failed > 0 and not letters) or any(not r["reason"] for r in letters)
+    cpu = proc_cpu.memory_since(memory_pid, before) if memory_pid and not drained else ""
     report.check(
         "the queue drains",
         drained and settled and not unexplained,
         _units(status)
         + (f" after {took:.0f} s" if drained else f" when the {deadline_s:.0f} s deadline passed")
-        + (f"; dead letters: {'; '.join(reasons[:5])}" if reasons else ""),
+        + (f"; dead letters: {'; '.join(reasons[:5])}" if reasons else "")
+        + (f"; {cpu}" if cpu else ""),
     )
 
 

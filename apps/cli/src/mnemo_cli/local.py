@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 
 from mnemo_cli.keys import admin_key_path, local_keys, local_webhook_secret
+from mnemo_cli.proc_cpu import memory_lines
 from mnemo_runtime.memory.wiring import MemorySettings
 from mnemo_runtime.settings import InfraSettings
 from mnemo_runtime.stack import (
@@ -362,8 +363,15 @@ def status(settings: InfraSettings) -> None:
     except (httpx.HTTPError, ValueError) as err:
         print(f"ready     no answer from {url}: {err!r}")
         return
-    for line in readiness(r.status_code, body if isinstance(body, dict) else {}):
+    body = body if isinstance(body, dict) else {}
+    for line in readiness(r.status_code, body):
         print(line)
+    memory = procs.get("memory")
+    if memory and any(
+        n and k in ("memory", "passages") for k, n in (body.get("lag") or {}).items()
+    ):
+        for line in memory_lines(memory):
+            print(line)
 
 
 def readiness(status: int, body: dict[str, Any]) -> list[str]:
