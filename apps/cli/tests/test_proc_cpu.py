@@ -104,7 +104,7 @@ def test_a_real_process_s_cpu_is_read_as_it_spends_it() -> None:
     assert got is not None and got.process_cpus > 0
     lines = proc_cpu.memory_lines(os.getpid(), seconds=0.05)
     assert lines[0].startswith("cpu       memory ")
-    assert "priority: niceness" in lines[0]
+    assert f"(priority: {proc_cpu.priority(os.getpid())})" in lines[0]
 
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="needs Linux's SCHED_IDLE")
