@@ -40,3 +40,15 @@ def test_with_models_the_demo_names_each_stages_reasoner():
     assert "deriver            llamacpp: qwen2.5-3b-instruct-q4_k_m.gguf" in lines
     assert "summarizer         local heuristic" in lines
     assert "dialectic_max      anthropic: claude-opus-4-6" in lines
+
+
+def test_memory_unfinished_in_time_is_said_with_what_the_memory_process_got():
+    from mnemo_cli.demo import unfinished
+
+    said = unfinished(120.4, "the memory process is waiting for CPU: it had 2 % of a CPU")
+    assert said.splitlines() == [
+        "  Memory has not finished forming after 120 s; the answers below use what has formed"
+        " so far.",
+        "  The memory process is waiting for CPU: it had 2 % of a CPU.",
+    ]
+    assert unfinished(120.0, "").count("\n") == 0

@@ -8,7 +8,8 @@ import time
 from honcho import Honcho, Peer
 from honcho.api_types import MessageCreateParams
 
-from mnemo_cli.local import gateway_url
+from mnemo_cli import proc_cpu
+from mnemo_cli.local import gateway_url, processes
 from mnemo_cli.locomo import datasets_dir, load, turn_times
 from mnemo_runtime.models import Stage
 from mnemo_runtime.models.config import ModelSettings
@@ -101,18 +102,39 @@ def demo(conversation: str, max_sessions: int) -> None:
     _show_memory(honcho, a, b)
 
 
+# How long the demo waits for memory to form before it asks its questions of what has formed.
+FORMING_S = 120.0
+
+
+def unfinished(waited_s: float, cpu: str) -> str:
+    """What the demo says when memory has not finished forming in time; ``cpu``: what the memory
+    process got meanwhile (``proc_cpu.memory_since``), if known."""
+    note = (
+        f"  Memory has not finished forming after {waited_s:.0f} s; the answers below use what"
+        " has formed so far."
+    )
+    return note + (f"\n  {cpu[0].upper()}{cpu[1:]}." if cpu else "")
+
+
 def _show_memory(honcho: Honcho, *peers: Peer) -> None:
     print("\nWaiting for memory to form")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    memory = processes(InfraSettings()).get("memory")
+    before = proc_cpu.read(memory) if memory else None
+    started = time.monotonic()
+    drained = False
+    while time.monotonic() - started < FORMING_S:
         status = honcho.queue_status()
         if not status.pending_work_units and not status.in_progress_work_units:
+            drained = True
             break
         print(
             f"  {status.completed_work_units}/{status.total_work_units} work units done", end="\r"
         )
         time.sleep(0.5)
     print(f"  {status.completed_work_units}/{status.total_work_units} work units done")
+    if not drained:
+        cpu = proc_cpu.memory_since(memory, before) if memory else ""
+        print(unfinished(time.monotonic() - started, cpu))
     for peer in peers:
         facts = peer.conclusions.list(size=100)
         print(f"\nWhat Mnemo knows about {peer.id} ({facts.total} observations), first five:")
