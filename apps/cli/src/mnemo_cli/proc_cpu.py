@@ -133,11 +133,16 @@ def memory_starved(got: Share, how: str | None) -> str:
     )
 
 
+def _since(pid: int, before: Reading | None, proc: Path) -> Share | None:
+    """What ``pid`` got from ``before`` until now (None where that is not known)."""
+    after = read(pid, proc) if before is not None else None
+    return share(before, after) if before is not None and after is not None else None
+
+
 def memory_since(pid: int, before: Reading | None, proc: Path = PROC) -> str:
     """What the memory process ``pid`` got since ``before``, in words ('' where that is not
     known), and why, when it was next to nothing on a busy host."""
-    after = read(pid, proc) if before is not None else None
-    got = share(before, after) if before is not None and after is not None else None
+    got = _since(pid, before, proc)
     if got is None:
         return ""
     if got.starved:
@@ -150,8 +155,7 @@ def memory_lines(pid: int, seconds: float = 1.0, proc: Path = PROC) -> list[str]
     ``seconds``, and, when that is next to nothing on a busy host, why."""
     before = read(pid, proc)
     time.sleep(seconds)
-    after = read(pid, proc)
-    got = share(before, after) if before and after else None
+    got = _since(pid, before, proc)
     if got is None:
         return []
     how = priority(pid, proc)
