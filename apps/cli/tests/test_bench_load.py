@@ -231,6 +231,21 @@ def test_the_host_probe_is_a_row_with_its_spread() -> None:
     assert table[label] == "4.0 / 8.0 ms (2.00x)"
 
 
+def test_the_host_probe_under_load_is_a_row_beside_the_reads_with_its_ratio_to_quiet() -> None:
+    result = _result() | {"host": percentiles([4.0] * 98 + [8.0, 8.0])}
+    result["loaded"]["1000"]["host"] = percentiles([5.0] * 98 + [12.0, 12.0])
+    table = [name for name, _, _ in rows(result)]
+    values = {name: value for name, value, _ in rows(result)}
+    label = "host: the same computation at 990 msg/s, after history 1,000's reads, p50 / p99"
+    assert values[f"{label} (x quiet) (n 100)"] == "5.0 / 12.0 ms (1.50x)"
+    # Under that size's loaded reads, before their cores.
+    at = table.index(f"{label} (x quiet) (n 100)")
+    assert "at 990 msg/s" in table[at - 1] and table[at + 1].startswith("  ... cores used (reads")
+    del result["host"]  # a probe under load without a quiet one: no ratio
+    values = {name: value for name, value, _ in rows(result)}
+    assert values[f"{label} (x quiet) (n 100)"] == "5.0 / 12.0 ms"
+
+
 async def test_the_host_probe_times_the_same_work_each_time() -> None:
     assert fixed_work(10) == sum((i * i) % 7 for i in range(10))
     quick = await host_probe(5, steps=1_000)

@@ -16,7 +16,9 @@ The figures, in the order they are taken (each on workspaces of its own):
    and in one of A's partition, while A's backlog lasts.
 5. the same reads while ``load_rate`` messages/s are posted to another session of the same
    workspace (memory formation busy meanwhile, with what is left of the burst and with the
-   load), side by side with the quiet figures of step 3.
+   load), side by side with the quiet figures of step 3; after each size's reads, the host
+   probe again with the load still on (what the load alone does to a fixed computation's
+   tail).
 
 ``python -m mnemo_cli.bench_load`` runs them alone (sizes from its flags or
 ``MNEMO_BENCH_LOAD_*``); ``mnemo bench-perf`` runs them with the rest. On cores that other work
@@ -177,8 +179,12 @@ async def reads_under_load(
         # Never one twice, either: the window ends when they run out.
         asked = corpus.questions[sizes.read_samples :] or corpus.questions
         lat = await read_rounds(conn, [ws], asked, rounds=len(asked), until=until)
+        cost = meter.read()
+        # The host probe again, the load still on: how far the same fixed computation's tail
+        # moves with the load alone, beside how far the reads' does.
+        host = percentiles(await host_probe(sizes.read_samples))
         achieved = await load.stop()
-        out[n] = {"reads": _summary(lat[ws]), "load": achieved, "cost": meter.read()}
+        out[n] = {"reads": _summary(lat[ws]), "load": achieved, "cost": cost, "host": host}
     conn.close()
     return out
 

@@ -73,7 +73,28 @@ _READ_ROWS = {
 }
 
 
-def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _loaded_host_rows(
+    quiet: dict[str, Any] | None, loaded: dict[str, Any] | None, rate: float, n: int
+) -> list[tuple[str, str, str]]:
+    """The host probe taken again with the load on, its p99 against its quiet one: the floor
+    under the reads' own ratio, what the load does to any computation on these cores (older
+    results have none)."""
+    if not loaded:
+        return []
+    ratio = f" ({loaded['p99_ms'] / quiet['p99_ms']:.2f}x)" if quiet and quiet["p99_ms"] else ""
+    label = f"host: the same computation at {rate:.0f} msg/s, after history {n:,}'s reads"
+    return [
+        (
+            f"{label}, p50 / p99 (x quiet) (n {loaded['n']})",
+            _ms(loaded, "p50_ms", "p99_ms") + ratio,
+            "",
+        )
+    ]
+
+
+def _read_rows(
+    quiet: dict[str, Any], loaded: dict[str, Any], quiet_host: dict[str, Any] | None = None
+) -> list[tuple[str, str, str]]:
     out = []
     for n in sorted(quiet, key=int):
         rate = loaded[n]["load"]["achieved_msg_per_s"]
@@ -92,6 +113,7 @@ def _read_rows(quiet: dict[str, Any], loaded: dict[str, Any]) -> list[tuple[str,
                     f"{target} (<= 1.5x)" if target else "",
                 )
             )
+        out.extend(_loaded_host_rows(quiet_host, loaded[n].get("host"), rate, int(n)))
         out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
     if quiet:
         out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"]))
@@ -146,6 +168,6 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [
         *_formation_rows(r["formation"], r["freshness"]),
         *_host_rows(r.get("host")),
-        *_read_rows(r["quiet"], r["loaded"]),
+        *_read_rows(r["quiet"], r["loaded"], r.get("host")),
         *_burst_rows(r),
     ]
