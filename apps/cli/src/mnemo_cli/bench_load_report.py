@@ -76,9 +76,9 @@ _READ_ROWS = {
 def _loaded_host_rows(
     quiet: dict[str, Any] | None, loaded: dict[str, Any] | None, rate: float, n: int
 ) -> list[tuple[str, str, str]]:
-    """The host probe taken again with the load on, its p99 against its quiet one: the floor
-    under the reads' own ratio, what the load does to any computation on these cores (older
-    results have none)."""
+    """The host probe taken again with the load on, its p99 against its quiet one: what the
+    load alone does to a fixed computation on these cores, the yardstick of the reads' own
+    ratio (older results have none)."""
     if not loaded:
         return []
     ratio = f" ({loaded['p99_ms'] / quiet['p99_ms']:.2f}x)" if quiet and quiet["p99_ms"] else ""
