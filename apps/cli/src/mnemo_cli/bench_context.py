@@ -1,6 +1,8 @@
 """Read-path latency against history: get_context, search, conclusions.query and the dialectic's
 prefetch, through the context service and its retrieval engine, at 1,000 and at 100,000
-messages and observations in one representation.
+messages and observations in one representation; and what each read costs in CPU, this
+process's (the reading one: the query's embedding, psycopg, ranking and packing) and, on a
+Postgres started here, the server's.
 
 ``python -m mnemo_cli.bench_context`` uses DATABASE_URL, or a throwaway local Postgres.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import tempfile
 import time
 import uuid
@@ -20,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemo_cli.bench_cpu import tree_cpu
 from mnemo_cli.bench_fill import build_graphs, drop_graphs, fill_representation
 from mnemo_cli.migrations import migrate_all
 from mnemo_context.app import build_engine, build_service
@@ -52,6 +56,9 @@ QUESTIONS = (
     "What does the client from Lyon want?",
 )
 Call = Callable[[ContextService, str, str], Awaitable[Any]]
+# The sizes take turns this many calls at a time: the CPU a size's reads spent is read around
+# each turn (a read of every process's /proc entry, too slow to take around every call).
+TURN = 10
 
 
 def _context(summary: bool, search: bool) -> Call:
@@ -103,10 +110,22 @@ def _percentiles(latencies: Sequence[float]) -> dict[str, float]:
     return {"p50_ms": float(p50), "p95_ms": float(p95), "p99_ms": float(p99)}
 
 
+def _own_cpu() -> float:
+    """CPU seconds of this process so far, all its threads (onnxruntime's among them)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def _time(
-    service: ContextService, spaces: Mapping[int, str], call: Call, samples: int
+    service: ContextService,
+    spaces: Mapping[int, str],
+    call: Call,
+    samples: int,
+    postgres_pid: int | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """Each size's figures, its calls interleaved with the other sizes' calls.
+    """Each size's figures, its calls interleaved with the other sizes' calls, ``TURN`` at a
+    time; with them the CPU milliseconds a call cost this process (``reader``) and, given the
+    server's pid, Postgres (its process tree, every backend).
 
     Interleaving puts every size under the same machine conditions: timed one after the other,
     a drift in the machine's speed between the runs (often 20-40% on a shared host) would show
@@ -116,16 +135,28 @@ async def _time(
         for ws in spaces.values():
             await call(service, ws, QUESTIONS[i % len(QUESTIONS)])
     latencies: dict[int, list[float]] = {n: [] for n in spaces}
+    cpu: dict[int, dict[str, float]] = {n: {"reader": 0.0, "postgres": 0.0} for n in spaces}
     last: dict[int, Any] = {}
-    for i in range(samples):
-        question = QUESTIONS[i % len(QUESTIONS)]
+    for start in range(0, samples, TURN):
+        questions = [
+            QUESTIONS[i % len(QUESTIONS)] for i in range(start, min(samples, start + TURN))
+        ]
         for n, ws in spaces.items():
-            started = time.perf_counter()
-            last[n] = await call(service, ws, question)
-            latencies[n].append(time.perf_counter() - started)
+            own, server = _own_cpu(), tree_cpu(postgres_pid) if postgres_pid else 0.0
+            for question in questions:
+                started = time.perf_counter()
+                last[n] = await call(service, ws, question)
+                latencies[n].append(time.perf_counter() - started)
+            cpu[n]["reader"] += _own_cpu() - own
+            if postgres_pid:
+                cpu[n]["postgres"] += tree_cpu(postgres_pid) - server
     out: dict[int, dict[str, Any]] = {}
     for n in spaces:
         out[n] = _percentiles(latencies[n])
+        per_call = {k: round(v * 1000 / samples, 2) for k, v in cpu[n].items()}
+        if not postgres_pid:
+            del per_call["postgres"]
+        out[n]["cpu_ms"] = per_call
         if hasattr(last[n], "tokens"):
             out[n] |= {"tokens": last[n].tokens, "messages": len(last[n].messages)}
     return out
@@ -146,8 +177,10 @@ async def bench_get_context(
     sizes: Sequence[int] = (1_000, 100_000),
     samples: int = 300,
     embedder: Embedder | None = None,
+    postgres_pid: int | None = None,
 ) -> dict[str, Any]:
-    """p50 / p95 / p99 of each read at the default budget, for a history of each size."""
+    """p50 / p95 / p99 of each read at the default budget, for a history of each size, and its
+    CPU (Postgres's too when ``postgres_pid`` names the server, on this host)."""
     # The embedder the services run (MNEMO_MEMORY_EMBED_WORKERS defaults to 2).
     embedder = embedder or build_embedder("minilm", workers=2)
     pool = await open_pool(database_url, min_size=2, max_size=8)
@@ -188,7 +221,10 @@ async def bench_get_context(
         # As a service process does once started: what is loaded for good is frozen, so full
         # collections do not walk it (they stalled 1% of calls by over 100 ms).
         settle_heap()
-        timed = {case: await _time(service, spaces, call, samples) for case, call in CASES.items()}
+        timed = {
+            case: await _time(service, spaces, call, samples, postgres_pid)
+            for case, call in CASES.items()
+        }
         results["sizes"] = {n: {case: timed[case][n] for case in CASES} for n in sizes}
     finally:
         await pool.close()
@@ -202,12 +238,13 @@ async def run() -> dict[str, Any]:
     """The benchmark on DATABASE_URL, or on a throwaway local Postgres."""
     if url := os.environ.get("DATABASE_URL"):
         return await bench_get_context(url)
-    from mnemo_runtime.stack import LocalPostgres, free_port
+    from mnemo_runtime.stack import LocalPostgres, free_port, read_pid
 
     with tempfile.TemporaryDirectory() as folder:
         local = LocalPostgres(Path(folder), free_port(), durable=False)
         try:
-            return await bench_get_context(local.start())
+            url = local.start()
+            return await bench_get_context(url, postgres_pid=read_pid(local.pidfile))
         finally:
             local.stop()
 

@@ -129,6 +129,20 @@ READS = {
 }
 
 
+def _cpu_per_call(by_size: dict[Any, dict[str, float] | None]) -> tuple[str, str] | None:
+    """A read's CPU at each size, Postgres's (when measured) and the reading process's: the
+    label's end and the value (None for results from before it was measured)."""
+    measured = {n: c for n, c in by_size.items() if c}
+    if not measured:
+        return None
+    parts = (
+        ["postgres", "reader"] if all("postgres" in c for c in measured.values()) else ["reader"]
+    )
+    sizes = " ; ".join(f"{int(n):,}" for n in measured)
+    values = " ; ".join(" / ".join(f"{c[k]:.1f}" for k in parts) for c in measured.values())
+    return f"CPU a call, {' / '.join(parts)}, {sizes} msgs", f"{values} ms"
+
+
 def _context_rows(context: dict[str, Any]) -> list[tuple[str, str, str]]:
     """The reads at each size: p50 and p95 or p99 (embedding included), and the growth."""
     sizes = context.get("sizes", {})
@@ -140,6 +154,8 @@ def _context_rows(context: dict[str, Any]) -> list[tuple[str, str, str]]:
             rows.append((f"{label}, {int(n):,} msgs + obs, {shown}", _ms(f, *keys), target))
         growth = context.get("p50_growth", {}).get(case, 0.0)
         rows.append((f"{label}, p50 growth 1k -> 100k", f"{growth:.2f}x", ""))
+        if cpu := _cpu_per_call({n: figures[case].get("cpu_ms") for n, figures in sizes.items()}):
+            rows.append((f"{label}, {cpu[0]}", cpu[1], ""))
     for n, figures in sizes.items():
         tokens = figures["search_query"]["tokens"]
         rows.append((f"tokens per context (budget 8192), {int(n):,} msgs", f"{tokens}", ""))
