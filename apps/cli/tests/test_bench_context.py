@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import os
 import time
+from pathlib import Path
 from typing import Any, cast
 
-from mnemo_cli.bench_context import TURN, _time
+import pytest
+
+from mnemo_cli.bench_context import TURN, Backends, _time
 from mnemo_cli.bench_perf import _context_rows
+from mnemo_cli.proc_cpu import TICK
 from mnemo_context.handlers import ContextService
+from mnemo_runtime.pg import open_pool
+
+LINUX = Path("/proc/self/stat").exists()
 
 BURN_S = 0.004
+SERVER_S = 0.05  # a whole number of clock ticks at 100 or 1,000 a second
 
 
 def _burn(seconds: float) -> None:
@@ -19,25 +26,73 @@ def _burn(seconds: float) -> None:
         pass
 
 
-async def test_each_call_is_timed_in_turns_and_its_cpu_counted() -> None:
+def _backend(proc: Path, pid: int, command: str, ticks: int) -> None:
+    (proc / str(pid)).mkdir(exist_ok=True)
+    (proc / str(pid) / "comm").write_text(f"{command}\n")
+    rest = ["S", "1"] + ["0"] * 9 + [str(ticks), "0", "0", "0"] + ["0"] * 30
+    (proc / str(pid) / "stat").write_text(f"{pid} ({command}) " + " ".join(rest) + "\n")
+
+
+class _Spending(Backends):
+    """Backends whose CPU grows as the calls burn it: the one in ``proc`` a fake /proc."""
+
+    def __init__(self, proc: Path) -> None:
+        super().__init__(proc)
+        self.ticks = 0
+        self.add(7)
+
+    def spend(self, seconds: float) -> None:
+        self.ticks += round(seconds * TICK)
+        _backend(self._proc, 7, "postgres", self.ticks)
+
+
+def test_the_backends_cpu_is_read_only_for_postgres_processes_here(tmp_path: Path) -> None:
+    _backend(tmp_path, 11, "postgres", 250)
+    _backend(tmp_path, 12, "python3", 900)  # the pid of another host's backend, here not one
+    backends = Backends(tmp_path)
+    for pid in (11, 12, 13):  # 13: exited
+        backends.add(pid)
+    assert backends.cpu() == {11: 250 / TICK}
+
+
+async def test_each_call_is_timed_in_turns_and_its_cpu_counted(tmp_path: Path) -> None:
     order: list[str] = []
+    server = _Spending(tmp_path)
 
     async def call(service: ContextService, ws: str, question: str) -> Any:
         order.append(ws)
-        _burn(BURN_S if ws == "big" else 0.0)
+        if ws == "big":
+            _burn(BURN_S)
+            server.spend(SERVER_S)
         return None
 
     spaces = {1_000: "small", 100_000: "big"}
     samples = 2 * TURN + 3
-    # This process stands for the server: its CPU is the tree's (its own and its children's).
-    got = await _time(cast(ContextService, None), spaces, call, samples, os.getpid())
+    got = await _time(cast(ContextService, None), spaces, call, samples, server)
     timed = order[2 * 10 :]  # after the warm-up, one call a size ten times
     assert timed[:TURN] == ["small"] * TURN and timed[TURN : 2 * TURN] == ["big"] * TURN
     assert timed.count("small") == timed.count("big") == samples
     big, small = got[100_000], got[1_000]
     assert big["p50_ms"] >= BURN_S * 1000 > small["p50_ms"]
     assert big["cpu_ms"]["reader"] >= 0.9 * BURN_S * 1000 > small["cpu_ms"]["reader"]
-    assert big["cpu_ms"]["postgres"] >= 0.9 * BURN_S * 1000
+    assert big["cpu_ms"]["postgres"] == pytest.approx(SERVER_S * 1000)
+    assert small["cpu_ms"]["postgres"] == 0.0
+
+
+@pytest.mark.skipif(not LINUX, reason="reads /proc")
+async def test_the_pools_own_backends_are_found_and_their_cpu_read(pg_url: str) -> None:
+    backends = Backends()
+    pool = await open_pool(pg_url, min_size=1, max_size=2, on_connect=backends.add)
+    try:
+        async with pool.connection() as conn:
+            pid = (await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone())["pid"]
+            before = backends.cpu()
+            await conn.execute("SELECT count(*) FROM generate_series(1, 3000000)")
+            after = backends.cpu()
+    finally:
+        await pool.close()
+    assert pid in backends.pids and pid in before
+    assert after[pid] > before[pid]  # the statement's CPU, on the backend that ran it
 
 
 async def test_without_the_servers_pid_only_the_readers_cpu_is_given() -> None:

@@ -1,8 +1,8 @@
 """Read-path latency against history: get_context, search, conclusions.query and the dialectic's
 prefetch, through the context service and its retrieval engine, at 1,000 and at 100,000
 messages and observations in one representation; and what each read costs in CPU, this
-process's (the reading one: the query's embedding, psycopg, ranking and packing) and, on a
-Postgres started here, the server's.
+process's (the reading one: the query's embedding, psycopg, ranking and packing) and, when
+the Postgres runs on this host, that of the backends serving the benchmark's connections.
 
 ``python -m mnemo_cli.bench_context`` uses DATABASE_URL, or a throwaway local Postgres.
 """
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from mnemo_cli.bench_cpu import tree_cpu
 from mnemo_cli.bench_fill import build_graphs, drop_graphs, fill_representation
 from mnemo_cli.migrations import migrate_all
+from mnemo_cli.proc_cpu import PROC, parse_stat, stat_fields
 from mnemo_context.app import build_engine, build_service
 from mnemo_context.handlers import ContextService
 from mnemo_context.settings import ContextSettings
@@ -110,6 +110,38 @@ def _percentiles(latencies: Sequence[float]) -> dict[str, float]:
     return {"p50_ms": float(p50), "p95_ms": float(p95), "p99_ms": float(p99)}
 
 
+class Backends:
+    """The Postgres backends serving one pool (each connection tells its backend's pid as it
+    opens: ``open_pool``'s ``on_connect``), and the CPU seconds each has spent, from /proc when
+    the server runs on this host: none of them is seen from another host's server."""
+
+    def __init__(self, proc: Path = PROC) -> None:
+        self.pids: set[int] = set()
+        self._proc = proc
+
+    def add(self, pid: int) -> None:
+        self.pids.add(pid)
+
+    def cpu(self) -> dict[int, float]:
+        """Each backend's CPU seconds so far; a pid that is not a postgres process here is
+        left out (a server elsewhere, or a backend that has exited)."""
+        out: dict[int, float] = {}
+        for pid in self.pids:
+            try:
+                command = (self._proc / str(pid) / "comm").read_text().strip()
+            except OSError:
+                continue
+            if command == "postgres" and (fields := stat_fields(pid, self._proc)) is not None:
+                out[pid] = parse_stat(fields)[1]
+        return out
+
+
+def _spent(before: Mapping[int, float], after: Mapping[int, float]) -> float:
+    """CPU seconds the backends spent between two readings, a backend opened in between
+    counting all its own."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+
+
 def _own_cpu() -> float:
     """CPU seconds of this process so far, all its threads (onnxruntime's among them)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -121,11 +153,11 @@ async def _time(
     spaces: Mapping[int, str],
     call: Call,
     samples: int,
-    postgres_pid: int | None = None,
+    backends: Backends | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Each size's figures, its calls interleaved with the other sizes' calls, ``TURN`` at a
-    time; with them the CPU milliseconds a call cost this process (``reader``) and, given the
-    server's pid, Postgres (its process tree, every backend).
+    time; with them the CPU milliseconds a call cost this process (``reader``) and the
+    ``backends`` serving its connections (``postgres``), when they are seen on this host.
 
     Interleaving puts every size under the same machine conditions: timed one after the other,
     a drift in the machine's speed between the runs (often 20-40% on a shared host) would show
@@ -136,25 +168,28 @@ async def _time(
             await call(service, ws, QUESTIONS[i % len(QUESTIONS)])
     latencies: dict[int, list[float]] = {n: [] for n in spaces}
     cpu: dict[int, dict[str, float]] = {n: {"reader": 0.0, "postgres": 0.0} for n in spaces}
+    seen = False
     last: dict[int, Any] = {}
     for start in range(0, samples, TURN):
         questions = [
             QUESTIONS[i % len(QUESTIONS)] for i in range(start, min(samples, start + TURN))
         ]
         for n, ws in spaces.items():
-            own, server = _own_cpu(), tree_cpu(postgres_pid) if postgres_pid else 0.0
+            server = backends.cpu() if backends else {}
+            own = _own_cpu()
             for question in questions:
                 started = time.perf_counter()
                 last[n] = await call(service, ws, question)
                 latencies[n].append(time.perf_counter() - started)
             cpu[n]["reader"] += _own_cpu() - own
-            if postgres_pid:
-                cpu[n]["postgres"] += tree_cpu(postgres_pid) - server
+            if backends and (after := backends.cpu()):
+                seen = True
+                cpu[n]["postgres"] += _spent(server, after)
     out: dict[int, dict[str, Any]] = {}
     for n in spaces:
         out[n] = _percentiles(latencies[n])
         per_call = {k: round(v * 1000 / samples, 2) for k, v in cpu[n].items()}
-        if not postgres_pid:
+        if not seen:
             del per_call["postgres"]
         out[n]["cpu_ms"] = per_call
         if hasattr(last[n], "tokens"):
@@ -177,13 +212,13 @@ async def bench_get_context(
     sizes: Sequence[int] = (1_000, 100_000),
     samples: int = 300,
     embedder: Embedder | None = None,
-    postgres_pid: int | None = None,
 ) -> dict[str, Any]:
     """p50 / p95 / p99 of each read at the default budget, for a history of each size, and its
-    CPU (Postgres's too when ``postgres_pid`` names the server, on this host)."""
+    CPU (Postgres's too, when the server runs on this host)."""
     # The embedder the services run (MNEMO_MEMORY_EMBED_WORKERS defaults to 2).
     embedder = embedder or build_embedder("minilm", workers=2)
-    pool = await open_pool(database_url, min_size=2, max_size=8)
+    backends = Backends()
+    pool = await open_pool(database_url, min_size=2, max_size=8, on_connect=backends.add)
     results: dict[str, Any] = {"budget": DEFAULT_CONTEXT_TOKENS, "sizes": {}, "load_s": {}}
     try:
         index = PgVectorIndex(pool)
@@ -222,7 +257,7 @@ async def bench_get_context(
         # collections do not walk it (they stalled 1% of calls by over 100 ms).
         settle_heap()
         timed = {
-            case: await _time(service, spaces, call, samples, postgres_pid)
+            case: await _time(service, spaces, call, samples, backends)
             for case, call in CASES.items()
         }
         results["sizes"] = {n: {case: timed[case][n] for case in CASES} for n in sizes}
@@ -238,13 +273,12 @@ async def run() -> dict[str, Any]:
     """The benchmark on DATABASE_URL, or on a throwaway local Postgres."""
     if url := os.environ.get("DATABASE_URL"):
         return await bench_get_context(url)
-    from mnemo_runtime.stack import LocalPostgres, free_port, read_pid
+    from mnemo_runtime.stack import LocalPostgres, free_port
 
     with tempfile.TemporaryDirectory() as folder:
         local = LocalPostgres(Path(folder), free_port(), durable=False)
         try:
-            url = local.start()
-            return await bench_get_context(url, postgres_pid=read_pid(local.pidfile))
+            return await bench_get_context(local.start())
         finally:
             local.stop()
 

@@ -20,7 +20,7 @@ from mnemo_cli.proc_cpu import PROC, parse_stat, stat_fields
 from mnemo_runtime.settings import InfraSettings
 
 
-def tree_cpu(root: int) -> float:
+def _tree(root: int) -> float:
     """CPU seconds of ``root``, its reaped children and its live children."""
     mine = stat_fields(root)
     if mine is None:
@@ -44,7 +44,7 @@ def stack_cpu(settings: InfraSettings) -> dict[str, float]:
         if pid is None:
             continue
         if name == "postgres":
-            out[name] = tree_cpu(pid)
+            out[name] = _tree(pid)
         elif (f := stat_fields(pid)) is not None:
             out[name] = parse_stat(f)[1]
     usage = resource.getrusage(resource.RUSAGE_SELF)
