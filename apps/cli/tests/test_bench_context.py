@@ -8,7 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from mnemo_cli.bench_context import TURN, Backends, _time
+from mnemo_cli.bench_context import TURN, _time
+from mnemo_cli.bench_cpu import Backends
 from mnemo_cli.bench_perf import _context_rows
 from mnemo_cli.proc_cpu import TICK
 from mnemo_context.handlers import ContextService

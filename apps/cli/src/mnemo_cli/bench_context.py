@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import resource
 import tempfile
 import time
 import uuid
@@ -23,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from mnemo_cli.bench_cpu import Backends, backends_spent, own_cpu
 from mnemo_cli.bench_fill import build_graphs, drop_graphs, fill_representation
 from mnemo_cli.migrations import migrate_all
-from mnemo_cli.proc_cpu import PROC, parse_stat, stat_fields
 from mnemo_context.app import build_engine, build_service
 from mnemo_context.handlers import ContextService
 from mnemo_context.settings import ContextSettings
@@ -111,44 +110,6 @@ def _percentiles(latencies: Sequence[float]) -> dict[str, float]:
     return {"p50_ms": float(p50), "p95_ms": float(p95), "p99_ms": float(p99)}
 
 
-class Backends:
-    """The Postgres backends serving one pool (each connection tells its backend's pid as it
-    opens: ``open_pool``'s ``on_connect``), and the CPU seconds each has spent, from /proc when
-    the server runs on this host: none of them is seen from another host's server."""
-
-    def __init__(self, proc: Path = PROC) -> None:
-        self.pids: set[int] = set()
-        self._proc = proc
-
-    def add(self, pid: int) -> None:
-        self.pids.add(pid)
-
-    def cpu(self) -> dict[int, float]:
-        """Each backend's CPU seconds so far; a pid that is not a postgres process here is
-        left out (a server elsewhere, or a backend that has exited)."""
-        out: dict[int, float] = {}
-        for pid in self.pids:
-            try:
-                command = (self._proc / str(pid) / "comm").read_text().strip()
-            except OSError:
-                continue
-            if command == "postgres" and (fields := stat_fields(pid, self._proc)) is not None:
-                out[pid] = parse_stat(fields)[1]
-        return out
-
-
-def _spent(before: Mapping[int, float], after: Mapping[int, float]) -> float:
-    """CPU seconds the backends spent between two readings, a backend opened in between
-    counting all its own."""
-    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
-
-
-def _own_cpu() -> float:
-    """CPU seconds of this process so far, all its threads (onnxruntime's among them)."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 async def _time(
     service: ContextService,
     spaces: Mapping[int, str],
@@ -177,15 +138,15 @@ async def _time(
         ]
         for n, ws in spaces.items():
             server = backends.cpu() if backends else {}
-            own = _own_cpu()
+            own = own_cpu()
             for question in questions:
                 started = time.perf_counter()
                 last[n] = await call(service, ws, question)
                 latencies[n].append(time.perf_counter() - started)
-            cpu[n]["reader"] += _own_cpu() - own
+            cpu[n]["reader"] += own_cpu() - own
             if backends and (after := backends.cpu()):
                 seen = True
-                cpu[n]["postgres"] += _spent(server, after)
+                cpu[n]["postgres"] += backends_spent(server, after)
     out: dict[int, dict[str, Any]] = {}
     for n in spaces:
         out[n] = _percentiles(latencies[n])

@@ -3,7 +3,8 @@
 On shared cores a latency says as much about the neighbours as about Mnemo; the CPU seconds each
 process spent on a piece of work say where its time went, whoever else ran meanwhile. Postgres
 counts its server process, its live backends and the backends that have exited (reaped into
-the server's children's time).
+the server's children's time); ``Backends`` counts only those serving one pool, for a figure
+per read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import resource
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mnemo_cli.local import processes
@@ -35,6 +37,44 @@ def _tree(root: int) -> float:
     return total
 
 
+class Backends:
+    """The Postgres backends serving one pool (each connection tells its backend's pid as it
+    opens: ``open_pool``'s ``on_connect``), and the CPU seconds each has spent, from /proc when
+    the server runs on this host: none of them is seen from another host's server."""
+
+    def __init__(self, proc: Path = PROC) -> None:
+        self.pids: set[int] = set()
+        self._proc = proc
+
+    def add(self, pid: int) -> None:
+        self.pids.add(pid)
+
+    def cpu(self) -> dict[int, float]:
+        """Each backend's CPU seconds so far; a pid that is not a postgres process here is
+        left out (a server elsewhere, or a backend that has exited)."""
+        out: dict[int, float] = {}
+        for pid in self.pids:
+            try:
+                command = (self._proc / str(pid) / "comm").read_text().strip()
+            except OSError:
+                continue
+            if command == "postgres" and (fields := stat_fields(pid, self._proc)) is not None:
+                out[pid] = parse_stat(fields)[1]
+        return out
+
+
+def backends_spent(before: Mapping[int, float], after: Mapping[int, float]) -> float:
+    """CPU seconds the backends spent between two readings, a backend opened in between
+    counting all its own."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process so far, all its threads (onnxruntime's among them)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def stack_cpu(settings: InfraSettings) -> dict[str, float]:
     """CPU seconds so far of each running process of the local stack, and of this one."""
     if not PROC.exists():
@@ -47,8 +87,7 @@ def stack_cpu(settings: InfraSettings) -> dict[str, float]:
             out[name] = _tree(pid)
         elif (f := stat_fields(pid)) is not None:
             out[name] = parse_stat(f)[1]
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    out["bench"] = usage.ru_utime + usage.ru_stime
+    out["bench"] = own_cpu()
     return out
 
 
