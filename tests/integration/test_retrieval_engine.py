@@ -7,10 +7,12 @@ engine reads them as the service does. Each test shows one component earning its
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 import pytest
 
+from mnemo_context.adapters import lists
 from mnemo_context.adapters.evidence import PostgresEvidence
 from mnemo_context.engine import EngineConfig, RetrievalEngine
 from mnemo_context.ports import OPEN, ListsAsk, PassageAsk, PassageHit
@@ -37,6 +39,62 @@ async def test_lexical_ranking_finds_rare_words(world: World) -> None:
     # BM25's idf: one rare word outweighs several common ones.
     got = await top(world, "what did you do with the violin", 3, without={"dense", "facts"})
     assert got[0] == "D2:5"
+
+
+async def test_a_lexical_score_is_the_bm25_of_the_workspace_postings(world: World) -> None:
+    # Each passage's score, as the statement computes it, against BM25 worked out here from the
+    # lexicon's own rows: the question's terms, their document frequencies, each posting's tf
+    # and document length, and the workspace's average length.
+    question = "What did Melanie paint for the shelter, and why did she paint it?"
+    got = await PostgresEvidence(world.pool).lexical(
+        world.ws, question, ListsAsk(PassageAsk(None, None, OPEN, 300, 300))
+    )
+    assert len(got.passages) > 5
+    async with world.pool.connection() as conn:
+        terms = [
+            r["t"]
+            for r in await (
+                await conn.execute(
+                    "SELECT DISTINCT lexeme AS t FROM unnest(to_tsvector('english', %s))",
+                    (question,),
+                )
+            ).fetchall()
+        ]
+        stats = await (
+            await conn.execute(
+                "SELECT docs, length FROM search_docs WHERE workspace = %s AND kind = 'm'",
+                (world.ws,),
+            )
+        ).fetchone()
+        df = {
+            r["term"]: r["df"]
+            for r in await (
+                await conn.execute(
+                    "SELECT term, df FROM search_df WHERE workspace = %s AND kind = 'm'"
+                    " AND term = ANY(%s)",
+                    (world.ws, terms),
+                )
+            ).fetchall()
+        }
+        postings = await (
+            await conn.execute(
+                "SELECT doc, part, term, tf, dl FROM search_terms WHERE workspace = %s"
+                " AND kind = 'm' AND term = ANY(%s)",
+                (world.ws, terms),
+            )
+        ).fetchall()
+    assert stats is not None and len(df) >= 2
+    n, avgdl = stats["docs"], stats["length"] / stats["docs"]
+    expected: dict[tuple[str, int], float] = {}
+    for p in postings:
+        idf = math.log(1 + (n - df[p["term"]] + 0.5) / (df[p["term"]] + 0.5))
+        norm = p["tf"] + lists.K1 * (1 - lists.B + lists.B * p["dl"] / avgdl)
+        key = (p["doc"], p["part"])
+        expected[key] = expected.get(key, 0.0) + idf * p["tf"] * (lists.K1 + 1) / norm
+    for hit in got.passages:
+        assert hit.score == pytest.approx(expected[(hit.message_id, hit.passage)], rel=1e-12)
+    best = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[: len(got.passages)]
+    assert [(h.message_id, h.passage) for h in got.passages] == [k for k, _ in best]
 
 
 async def test_dense_ranking_finds_a_paraphrase_that_shares_no_word(world: World) -> None:
