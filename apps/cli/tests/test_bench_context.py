@@ -8,12 +8,12 @@ from typing import Any, cast
 
 import pytest
 
-from mnemo_cli.bench_context import TURN, _time
+from mnemo_cli.bench_context import TURN, _time, read_pool
 from mnemo_cli.bench_cpu import Backends
 from mnemo_cli.bench_perf import _context_rows
+from mnemo_cli.local import SPLIT
 from mnemo_cli.proc_cpu import TICK
 from mnemo_context.handlers import ContextService
-from mnemo_runtime.pg import open_pool
 
 LINUX = Path("/proc/self/stat").exists()
 
@@ -81,12 +81,17 @@ async def test_each_call_is_timed_in_turns_and_its_cpu_counted(tmp_path: Path) -
 
 
 @pytest.mark.skipif(not LINUX, reason="reads /proc")
-async def test_the_pools_own_backends_are_found_and_their_cpu_read(pg_url: str) -> None:
+async def test_the_read_pool_plans_as_the_read_process_and_its_backends_cpu_is_read(
+    pg_url: str,
+) -> None:
     backends = Backends()
-    pool = await open_pool(pg_url, min_size=1, max_size=2, on_connect=backends.add)
+    pool = await read_pool(pg_url, backends)
     try:
         async with pool.connection() as conn:
             pid = (await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone())["pid"]
+            # Planned as `mnemo up` has the read process's statements planned.
+            mode = await (await conn.execute("SHOW plan_cache_mode")).fetchone()
+            assert mode == {"plan_cache_mode": SPLIT["read"]["MNEMO_PG_PLAN_CACHE_MODE"]}
             before = backends.cpu()
             await conn.execute("SELECT count(*) FROM generate_series(1, 3000000)")
             after = backends.cpu()

@@ -24,6 +24,7 @@ import numpy as np
 
 from mnemo_cli.bench_cpu import Backends, backends_spent, own_cpu
 from mnemo_cli.bench_fill import build_graphs, drop_graphs, fill_representation
+from mnemo_cli.local import SPLIT
 from mnemo_cli.migrations import migrate_all
 from mnemo_context.app import build_engine, build_service
 from mnemo_context.handlers import ContextService
@@ -32,7 +33,7 @@ from mnemo_projector.passages import PassageProjection
 from mnemo_runtime.embeddings import Embedder, build_embedder
 from mnemo_runtime.embeddings.bench import benchmark_sentences
 from mnemo_runtime.memory.wiring import MemoryAdapters
-from mnemo_runtime.pg import open_pool
+from mnemo_runtime.pg import Pool, open_pool
 from mnemo_runtime.process import settle_heap
 from mnemo_runtime.vectors import PgVectorIndex
 from mnemo_schema.context_queries import (
@@ -59,6 +60,9 @@ Call = Callable[[ContextService, str, str], Awaitable[Any]]
 # around each turn: the readings (getrusage, a few /proc files) stay out of the calls' times
 # and cost a tenth as often.
 TURN = 10
+# The reads' connections are planned as the read process's are (``mnemo up`` and the chart set
+# it): each prepared statement once, not for each call's values.
+READ_SESSION = {"plan_cache_mode": SPLIT["read"]["MNEMO_PG_PLAN_CACHE_MODE"]}
 
 
 def _context(summary: bool, search: bool) -> Call:
@@ -169,6 +173,14 @@ async def _embedding(embedder: Embedder, samples: int) -> dict[str, float]:
     return _percentiles(latencies)
 
 
+async def read_pool(database_url: str, backends: Backends) -> Pool:
+    """A pool for the benchmark's reads, its connections set as the read process's are and
+    each backend's pid told to ``backends``."""
+    return await open_pool(
+        database_url, min_size=2, max_size=8, on_connect=backends.add, settings=READ_SESSION
+    )
+
+
 async def bench_get_context(
     database_url: str,
     sizes: Sequence[int] = (1_000, 100_000),
@@ -180,7 +192,7 @@ async def bench_get_context(
     # The embedder the services run (MNEMO_MEMORY_EMBED_WORKERS defaults to 2).
     embedder = embedder or build_embedder("minilm", workers=2)
     backends = Backends()
-    pool = await open_pool(database_url, min_size=2, max_size=8, on_connect=backends.add)
+    pool = await read_pool(database_url, backends)
     results: dict[str, Any] = {"budget": DEFAULT_CONTEXT_TOKENS, "sizes": {}, "load_s": {}}
     try:
         index = PgVectorIndex(pool)
