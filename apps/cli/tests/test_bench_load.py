@@ -17,7 +17,9 @@ from mnemo_cli.bench_http import Conn
 from mnemo_cli.bench_load import LoadSettings, read_rounds
 from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import (
+    BATCH_HEAD_S,
     Corpus,
+    beside_batches,
     drained,
     percentiles,
     progress_line,
@@ -169,8 +171,31 @@ async def test_read_rounds_end_at_their_count_or_their_time_whichever_is_first()
     got = await read_rounds(cast(Conn, late), ["w"], questions, rounds=3, until=1.0)
     assert late.paths == [] and got["w"]["get_context"] == []  # the time first
     counted = _Asked()
-    await read_rounds(cast(Conn, counted), ["w"], questions, rounds=5)
+    spans: list[tuple[float, float]] = []
+    await read_rounds(cast(Conn, counted), ["w"], questions, rounds=5, spans=spans)
     assert sum("get_context" in p or "/context" in p for p in counted.paths) == 5
+    assert len(spans) == 5 and all(a <= b for a, b in spans)  # each get_context's, in order
+    assert [a for a, _ in spans] == sorted(a for a, _ in spans)
+
+
+def test_reads_are_split_by_whether_they_met_a_batchs_first_moments() -> None:
+    head = BATCH_HEAD_S
+    posts = [(10.0, 10.04), (10.4, 10.45)]
+    reads = [
+        (9.99, 10.01),  # runs into a batch's start
+        (10.0 + head / 2, 10.0 + head / 2 + 0.03),  # begins inside a head
+        (10.0 + head + 0.001, 10.0 + head + 0.02),  # begins just after a head ended
+        (10.2, 10.22),  # between the batches
+        (10.38, 10.399),  # ends just before the next batch
+        (10.38, 10.41),  # ends after the next one began
+        (9.0, 9.02),  # before any batch
+    ]
+    split = beside_batches(reads, posts)
+    assert split["during"]["n"] == 3 and split["rest"]["n"] == 4
+    assert split["during"]["max_ms"] == pytest.approx(30.0)  # the longest that met one
+    assert split["rest"]["max_ms"] == pytest.approx(20.0)
+    nothing = beside_batches(reads, [])
+    assert nothing["during"]["n"] == 0 and nothing["rest"]["n"] == len(reads)
 
 
 def _reads(p50: float, tail: float, n: int = 100) -> dict[str, dict[str, float]]:
@@ -222,6 +247,23 @@ def test_the_table_rows_carry_the_figures_and_the_ratio_to_quiet() -> None:
     assert any("(n 5, 1 never)" in k for k in table)
     assert not any(k.startswith("host:") for k in table)  # a result from before the probe
     assert rows({}) == []
+
+
+def test_the_loaded_reads_beside_the_batches_are_rows_under_theirs() -> None:
+    result = _result()
+    split = {
+        "during": percentiles([30.0] * 10 + [50.0]),
+        "rest": percentiles([15.0] * 98 + [25.0, 25.0]),
+    }
+    result["loaded"]["1000"]["batches"] = split
+    table = [name for name, _, _ in rows(result)]
+    values = {name: value for name, value, _ in rows(result)}
+    during = f"  ... at 990 msg/s: those meeting a batch's first {BATCH_HEAD_S * 1000:.0f} ms"
+    at = table.index(f"{during}, p50 / p99 (n 11)")
+    assert "at 990 msg/s" in table[at - 1] and table[at + 1] == "  ... the rest, p50 / p99 (n 100)"
+    assert values[f"{during}, p50 / p99 (n 11)"] == "30.0 / 48.0 ms"
+    assert values["  ... the rest, p50 / p99 (n 100)"] == "15.0 / 25.0 ms"
+    assert not any("batch's first" in k for k, _, _ in rows(_result()))  # a result from before
 
 
 def test_the_host_probe_is_a_row_with_its_spread() -> None:

@@ -50,6 +50,7 @@ from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import (
     Corpus,
     PacedLoad,
+    beside_batches,
     percentiles,
     post_flat_out,
     wait_drained,
@@ -138,10 +139,12 @@ async def read_rounds(
     *,
     rounds: int = 0,
     until: float = 0.0,
+    spans: list[tuple[float, float]] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """Rounds of reads (get_context, prefetch, every fifth a chat) for each workspace in
     turn, one request at a time: ``rounds`` of them, or until ``until`` (perf_counter), or
-    whichever comes first if both are given."""
+    whichever comes first if both are given; each get_context's start and end into
+    ``spans`` if given."""
     lat: dict[str, dict[str, list[float]]] = {ws: {k: [] for k in READS} for ws in spaces}
     i = 0
     while (not rounds or i < rounds) and (not until or time.perf_counter() < until):
@@ -153,7 +156,10 @@ async def read_rounds(
                 method, path, body = read(ws, question)
                 t = time.perf_counter()
                 await conn.request(method, path, body)
-                lat[ws][kind].append((time.perf_counter() - t) * 1000)
+                done = time.perf_counter()
+                lat[ws][kind].append((done - t) * 1000)
+                if spans is not None and kind == "get_context":
+                    spans.append((t, done))
         i += 1
     return lat
 
@@ -178,13 +184,17 @@ async def reads_under_load(
         # query vectors the engine remembers.
         # Never one twice, either: the window ends when they run out.
         asked = corpus.questions[sizes.read_samples :] or corpus.questions
-        lat = await read_rounds(conn, [ws], asked, rounds=len(asked), until=until)
+        spans: list[tuple[float, float]] = []
+        lat = await read_rounds(conn, [ws], asked, rounds=len(asked), until=until, spans=spans)
         cost = meter.read()
         # The host probe again, the load still on: how far the same fixed computation's tail
         # moves with the load alone, beside how far the reads' does.
         host = percentiles(await host_probe(sizes.read_samples))
         achieved = await load.stop()
         out[n] = {"reads": _summary(lat[ws]), "load": achieved, "cost": cost, "host": host}
+        # Where the loaded tail is: the get_contexts that met a batch's first moments, and the
+        # rest.
+        out[n]["batches"] = beside_batches(spans, load.post_spans)
     conn.close()
     return out
 

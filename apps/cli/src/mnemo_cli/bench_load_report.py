@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemo_cli.bench_traffic import BATCH_HEAD_S
+
 
 def _ms(f: dict[str, float], *keys: str) -> str:
     return " / ".join(f"{f[k]:.1f}" for k in keys) + " ms"
@@ -92,6 +94,24 @@ def _loaded_host_rows(
     ]
 
 
+def _batch_rows(split: dict[str, Any] | None, rate: float) -> list[tuple[str, str, str]]:
+    """The loaded get_contexts that ran during a batch's first moments, and the rest: how much
+    of the tail the write bursts make (older results have no split)."""
+    if not split:
+        return []
+    during, rest = split["during"], split["rest"]
+    head = f"{BATCH_HEAD_S * 1000:.0f} ms"
+    return [
+        (
+            f"  ... at {rate:.0f} msg/s: those meeting a batch's first {head}, p50 / p99"
+            f" (n {during['n']})",
+            _ms(during, "p50_ms", "p99_ms"),
+            "",
+        ),
+        (f"  ... the rest, p50 / p99 (n {rest['n']})", _ms(rest, "p50_ms", "p99_ms"), ""),
+    ]
+
+
 def _read_rows(
     quiet: dict[str, Any], loaded: dict[str, Any], quiet_host: dict[str, Any] | None = None
 ) -> list[tuple[str, str, str]]:
@@ -113,6 +133,7 @@ def _read_rows(
                     f"{target} (<= 1.5x)" if target else "",
                 )
             )
+        out.extend(_batch_rows(loaded[n].get("batches"), rate))
         out.extend(_loaded_host_rows(quiet_host, loaded[n].get("host"), rate, int(n)))
         out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
     if quiet:

@@ -8,6 +8,7 @@ Posting uses the lean keep-alive client (``bench_http``) in 100-message batches.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import itertools
 import json
@@ -88,6 +89,30 @@ def percentiles(values_ms: Sequence[float]) -> dict[str, float]:
         "p99_ms": float(p99),
         "max_ms": float(max(values_ms)),
     }
+
+
+# How long after a batch's POST begins its write work is at its peak: the decision, the events'
+# append and the projection of a hundred messages, all within about this much of it.
+BATCH_HEAD_S = 0.025
+
+
+def beside_batches(
+    reads: Sequence[tuple[float, float]],
+    posts: Sequence[tuple[float, float]],
+    head_s: float = BATCH_HEAD_S,
+) -> dict[str, dict[str, float]]:
+    """The reads (each as its start and end) split in two: those running during the first
+    ``head_s`` of some batch's POST (``during``), and the rest, each part's percentiles."""
+    starts = sorted(p[0] for p in posts)
+    during: list[float] = []
+    rest: list[float] = []
+    for began, ended in reads:
+        # The last batch begun before the read ended: the read meets its head unless that head
+        # was over before the read began (an earlier batch's head ended earlier still).
+        i = bisect.bisect_right(starts, ended) - 1
+        met = i >= 0 and starts[i] + head_s >= began
+        (during if met else rest).append((ended - began) * 1000)
+    return {"during": percentiles(during), "rest": percentiles(rest)}
 
 
 async def workspace(conn: Conn, ws: str, sessions: Sequence[str]) -> str:
@@ -196,6 +221,8 @@ class PacedLoad:
     start_at: int = 0
     sent: int = 0
     post_ms: list[float] = field(default_factory=list)
+    # Each batch's POST, from when it was sent to its answer (perf_counter seconds).
+    post_spans: list[tuple[float, float]] = field(default_factory=list)
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
     _began: float = 0.0
@@ -215,7 +242,9 @@ class PacedLoad:
         async def send(conn: Conn, at: int) -> None:
             t = time.perf_counter()
             await conn.post(path, {"messages": self.corpus.messages(at, self.batch)})
-            self.post_ms.append((time.perf_counter() - t) * 1000)
+            done = time.perf_counter()
+            self.post_ms.append((done - t) * 1000)
+            self.post_spans.append((t, done))
             self.sent += self.batch
             idle.put_nowait(conn)
 
