@@ -91,8 +91,10 @@ def percentiles(values_ms: Sequence[float]) -> dict[str, float]:
     }
 
 
-# How long after a batch's POST begins its write work is at its peak: the decision, the events'
-# append and the projection of a hundred messages, all within about this much of it.
+# The first moments of a batch's POST, when its write work (the decision, the append of its
+# events, the projection of its messages) is at its peak: reads beginning in a batch's first
+# 10 ms were the slowest, those beginning 10-40 ms after it slower than the rest
+# (docs/under-load.md, "The write path's bursts").
 BATCH_HEAD_S = 0.025
 
 
