@@ -3,6 +3,8 @@ batches of messages, a transaction for the rest; both move the position only fro
 
 from __future__ import annotations
 
+import asyncio
+import time
 from datetime import UTC, datetime
 
 import psycopg
@@ -10,7 +12,7 @@ import psycopg
 from mnemo_projector.domain import apply_batch, messages_only
 from mnemo_projector.entities import EntityProjection
 from mnemo_projector.positions import advance_guarded, read_position
-from mnemo_projector.tables import PROJECTION
+from mnemo_projector.tables import PROJECTION, drop_projection
 from mnemo_runtime.pg import open_pool
 from mnemo_schema.events import (
     Event,
@@ -170,3 +172,49 @@ async def progress(conn: psycopg.AsyncConnection) -> tuple[list[tuple[object, ..
         (WS,),
     )
     return lines, [tuple(r.values()) for r in await cur.fetchall()]
+
+
+async def test_a_drop_that_loses_a_deadlock_to_a_running_reader_is_tried_again(fresh_database):
+    """A rebuild's drop against a running stack: a service's transaction that has read a table
+    late in the drop's order and then reads one the drop already holds closes a deadlock. The
+    drop, the side Postgres aborts here, starts again and empties the tables once the reader
+    is done."""
+    pool = await open_pool(fresh_database)
+    reader = await psycopg.AsyncConnection.connect(fresh_database)
+    try:
+        async with pool.connection() as conn:
+            async with conn.transaction():
+                await apply_batch(conn, [posted(1), posted(2)])
+            await conn.execute(
+                "INSERT INTO projection_positions (name, partition, seq) VALUES (%s, 0, 2)"
+                " ON CONFLICT (name, partition) DO UPDATE SET seq = 2",
+                (PROJECTION,),
+            )
+        # The reader is the side that waits longest before looking for a cycle.
+        await reader.execute("SET deadlock_timeout = '60s'")
+        await reader.execute("SELECT count(*) FROM work_sessions")
+        async with pool.connection() as conn, pool.connection() as watch:
+            drop = asyncio.create_task(drop_projection(conn))
+
+            async def waiting_for_the_reader() -> bool:
+                cur = await watch.execute(
+                    "SELECT count(*) AS n FROM pg_locks"
+                    " WHERE relation = 'work_sessions'::regclass AND NOT granted"
+                )
+                row = await cur.fetchone()
+                return row is not None and row["n"] > 0
+
+            deadline = time.monotonic() + 30
+            while not await waiting_for_the_reader():
+                assert not drop.done(), drop
+                assert time.monotonic() < deadline, "the drop never waited for the reader"
+                await asyncio.sleep(0.02)
+            # The drop holds ``messages``; the reader asks for it: a cycle.
+            await asyncio.wait_for(reader.execute("SELECT count(*) FROM messages"), 30)
+            await reader.commit()
+            await asyncio.wait_for(drop, 30)
+            assert await rows(conn) == []
+            assert await read_position(conn, PROJECTION, 0) == 0
+    finally:
+        await reader.close()
+        await pool.close()

@@ -5,12 +5,20 @@ Their schema is in ``migrations/`` (applied by ``mnemo_runtime.migrate``).
 
 from __future__ import annotations
 
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from psycopg import errors
+
 from mnemo_runtime import positions
+from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import package_migrations
 from mnemo_runtime.pg import Connection
 from mnemo_runtime.vectors import VectorIndex
+
+log = get_logger("mnemo.projector.tables")
 
 PROJECTION = positions.ENTITIES
 MIGRATIONS = package_migrations("mnemo_projector")
@@ -29,17 +37,45 @@ TABLES = (
 )
 
 
+# A drop takes each of its tables' ACCESS EXCLUSIVE lock in turn while the running services
+# go on reading and writing them: a transaction that holds one of the later tables and then asks
+# for one the drop already holds closes a cycle, and Postgres aborts one side (a deadlock). The
+# drop is one transaction, so it is tried again from the start; while it waits for a lock every
+# read of that table queues behind it, so a wait is bounded (``LOCK_WAIT``) and tried again too.
+DROP_ATTEMPTS = 20
+LOCK_WAIT = "5s"
+
+
+async def exclusively(conn: Connection, what: str, body: Callable[[], Awaitable[None]]) -> None:
+    """Run ``body`` in one transaction on ``conn``, again from the start when it lost a
+    deadlock or waited ``LOCK_WAIT`` for a lock, up to ``DROP_ATTEMPTS`` times."""
+    for attempt in range(1, DROP_ATTEMPTS + 1):
+        try:
+            async with conn.transaction():
+                await conn.execute(f"SET LOCAL lock_timeout = '{LOCK_WAIT}'")
+                await body()
+            return
+        except (errors.DeadlockDetected, errors.LockNotAvailable) as e:
+            if attempt == DROP_ATTEMPTS:
+                raise
+            log.warning("drop_retried", what=what, attempt=attempt, reason=type(e).__name__)
+            await asyncio.sleep(min(0.05 * 2**attempt, 2.0) * random.uniform(0.5, 1.0))
+
+
 async def drop_projection(
     conn: Connection, name: str = PROJECTION, tables: tuple[str, ...] = TABLES
 ) -> None:
     """Empty a projection's tables and reset its positions in every partition to the start of
     the log, atomically (a running projector notices and replays)."""
-    async with conn.transaction():
+
+    async def drop() -> None:
         await conn.execute(
             "SELECT seq FROM projection_positions WHERE name = %s FOR UPDATE", (name,)
         )
         await conn.execute(f"TRUNCATE {', '.join(tables)}")
         await positions.reset(conn, [name])
+
+    await exclusively(conn, name, drop)
 
 
 # What memory formation's projections hold: the memory projection (observations, their aliases,
@@ -64,7 +100,8 @@ MEMORY_PROJECTIONS = (positions.MEMORY, positions.PASSAGES)
 async def drop_memory(conn: Connection, index: VectorIndex) -> None:
     """Empty the memory and passage projections (vectors included) and reset their positions
     in every partition to the start of the log, atomically (running projectors replay)."""
-    async with conn.transaction():
+
+    async def drop() -> None:
         await conn.execute(
             "SELECT seq FROM projection_positions WHERE name = ANY(%s) FOR UPDATE",
             (list(MEMORY_PROJECTIONS),),
@@ -81,3 +118,5 @@ async def drop_memory(conn: Connection, index: VectorIndex) -> None:
             tables.append("message_passages")
         await conn.execute(f"TRUNCATE {', '.join(tables)}")
         await positions.reset(conn, list(MEMORY_PROJECTIONS))
+
+    await exclusively(conn, "memory", drop)
