@@ -5,13 +5,12 @@ Their schema is in ``migrations/`` (applied by ``mnemo_runtime.migrate``).
 
 from __future__ import annotations
 
-import asyncio
-import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from psycopg import errors
 
+from mnemo_projector.quarantine import RetryPolicy
 from mnemo_runtime import positions
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.migrate import package_migrations
@@ -42,24 +41,24 @@ TABLES = (
 # for one the drop already holds closes a cycle, and Postgres aborts one side (a deadlock). The
 # drop is one transaction, so it is tried again from the start; while it waits for a lock every
 # read of that table queues behind it, so a wait is bounded (``LOCK_WAIT``) and tried again too.
-DROP_ATTEMPTS = 20
+DROP_RETRY = RetryPolicy(attempts=20, pauses_s=(0.1, 0.2, 0.4, 0.8, 1.6, 2.0))
 LOCK_WAIT = "5s"
 
 
 async def exclusively(conn: Connection, what: str, body: Callable[[], Awaitable[None]]) -> None:
     """Run ``body`` in one transaction on ``conn``, again from the start when it lost a
-    deadlock or waited ``LOCK_WAIT`` for a lock, up to ``DROP_ATTEMPTS`` times."""
-    for attempt in range(1, DROP_ATTEMPTS + 1):
+    deadlock or waited ``LOCK_WAIT`` for a lock, as ``DROP_RETRY`` says."""
+    for attempt in range(1, DROP_RETRY.attempts + 1):
         try:
             async with conn.transaction():
                 await conn.execute(f"SET LOCAL lock_timeout = '{LOCK_WAIT}'")
                 await body()
             return
         except (errors.DeadlockDetected, errors.LockNotAvailable) as e:
-            if attempt == DROP_ATTEMPTS:
+            if attempt == DROP_RETRY.attempts:
                 raise
             log.warning("drop_retried", what=what, attempt=attempt, reason=type(e).__name__)
-            await asyncio.sleep(min(0.05 * 2**attempt, 2.0) * random.uniform(0.5, 1.0))
+            await DROP_RETRY.pause(attempt)
 
 
 async def drop_projection(
