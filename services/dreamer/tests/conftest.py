@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 import pytest
 
@@ -27,6 +28,8 @@ from mnemo_schema.observations import (
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 SCOPE = Scope("ws", "alice", "alice")
+
+E = TypeVar("E", bound=Envelope)
 
 
 class FakeMemory:
@@ -155,7 +158,7 @@ class FakePublisher:
                 self._memory.apply(e)
         return [len(self.events)] * len(events)
 
-    def of(self, kind: type[Envelope]) -> list[Envelope]:
+    def of(self, kind: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, kind)]
 
 

@@ -47,10 +47,9 @@ async def test_knowledge_update_writes_the_new_value_and_deletes_the_old(world) 
         text_reply("done"),
     )
     done = await world.dreamer(model=model).dream(DUE)
-    assert (
-        "[o1] (explicit, 2024-01-01) Alice lives in Boston"
-        in model.requests[1].messages[-1].content[0].content
-    )  # type: ignore[union-attr]
+    result = model.requests[1].messages[-1].content[0]
+    assert isinstance(result, ToolResultBlock)
+    assert "[o1] (explicit, 2024-01-01) Alice lives in Boston" in result.content
     [new] = [e for e in world.log.of(ObservationWritten) if e.level == "deductive"]
     assert new.premise_ids == ["o2", "o1"] and new.origin == "dreamer"
     [gone] = world.log.of(ObservationDeleted)
@@ -155,7 +154,7 @@ async def test_induction_refuses_one_source_and_grades_confidence(world) -> None
     errs = errors(induction)
     assert len(errs) == 3 and "at least 2" in errs[0] and "at least 2" in errs[1]
     written = world.log.of(ObservationWritten)
-    assert [(e.level, e.confidence) for e in written] == [  # type: ignore[attr-defined]
+    assert [(e.level, e.confidence) for e in written] == [
         ("inductive", 0.4),
         ("inductive", 0.6),
         ("inductive", 0.8),
@@ -206,8 +205,8 @@ async def test_card_stays_within_bounds_and_kinds(world) -> None:
     errs = errors(model)
     assert "at most 40" in errs[0] and "not one of" in errs[1] and "1..500" in errs[2]
     [card] = world.log.of(PeerCardUpdated)
-    assert card.card == ["Name: Alice", "Lives in: Denver", "Sister: Anna", "Call her Ali"]  # type: ignore[attr-defined]
-    assert card.origin == "dreamer" and done is not None and done.card_updated  # type: ignore[attr-defined]
+    assert card.card == ["Name: Alice", "Lives in: Denver", "Sister: Anna", "Call her Ali"]
+    assert card.origin == "dreamer" and done is not None and done.card_updated
 
 
 async def test_retried_dream_is_not_doubled(world) -> None:

@@ -34,9 +34,9 @@ async def test_local_dream_revises_generalises_and_sets_the_card(world) -> None:
     assert "o1" in world.memory.deleted
     written = world.log.of(ObservationWritten)
     [update] = [e for e in written if e.level == "deductive"]
-    assert update.premise_ids == ["o3", "o1"] and "Denver" in update.content  # type: ignore[attr-defined]
+    assert update.premise_ids == ["o3", "o1"] and "Denver" in update.content
     [pattern] = [e for e in written if e.level == "inductive"]
-    assert pattern.premise_ids == ["o4", "o2"] and pattern.confidence == 0.4  # type: ignore[attr-defined]
+    assert pattern.premise_ids == ["o4", "o2"] and pattern.confidence == 0.4
     [card] = world.memory.cards.values()
     assert sorted(card) == ["Lives in: Denver"]
     assert done is not None and done.model == "local-heuristic"

@@ -79,7 +79,10 @@ class Settled:
 
 
 def service(
-    model: ChatModel, history: History | None = None, **settings: Any
+    model: ChatModel,
+    history: History | None = None,
+    progress: Progress | None = None,
+    **settings: Any,
 ) -> tuple[SummarizerService, Log, Dead]:
     log, dead = Log(), Dead()
     svc = SummarizerService(
@@ -89,13 +92,14 @@ def service(
         history or History(),
         dead,
         lambda text: len(text.split()),
-        Progress(),
+        progress or Progress(),
     )
     return svc, log, dead
 
 
 async def test_sixty_messages_give_three_short_summaries_and_one_long():
-    svc, log, _ = service(local_reasoner())
+    progress = Progress()
+    svc, log, _ = service(local_reasoner(), progress=progress)
     bus = Settled()
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 61)])
     got = [
@@ -108,7 +112,7 @@ async def test_sixty_messages_give_three_short_summaries_and_one_long():
         ("long", "m60", 60, 60),
     ]
     assert bus.acked == list(range(1, 61))
-    assert svc._progress.sessions == {(WS, SID): (60, 4)}  # type: ignore[attr-defined]
+    assert progress.sessions == {(WS, SID): (60, 4)}
     for s in log.summaries():
         assert "Caroline:" in s.content and "Melanie:" in s.content
         assert s.token_count == len(s.content.split())
@@ -265,12 +269,20 @@ async def test_a_redrive_summarizes_the_session_again_up_to_now():
 
 
 class _Down(Progress):
+    """The progress store, unreachable until ``up`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = False
+
     async def done(self, sessions: dict[tuple[str, str], tuple[int, int]]) -> None:
-        raise TimeoutError("pool timeout")
+        if not self.up:
+            raise TimeoutError("pool timeout")
+        await super().done(sessions)
 
 
 async def test_nothing_is_acknowledged_before_its_progress_is_recorded():
-    log, dead = Log(), Dead()
+    log, dead, progress = Log(), Dead(), _Down()
     svc = SummarizerService(
         SummarizerSettings(),
         local_reasoner(),
@@ -278,14 +290,15 @@ async def test_nothing_is_acknowledged_before_its_progress_is_recorded():
         History(),
         dead,
         lambda t: len(t.split()),
-        _Down(),
+        progress,
         record_pause_s=0.0,
     )
     bus = Settled()
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 4)])
     # Not acknowledged: delivered again, they are counted as seen and recorded then.
     assert bus.acked == []
-    svc._progress = Progress()  # type: ignore[attr-defined]
+    assert progress.sessions == {}
+    progress.up = True
     await svc.deliver(0, [bus.delivery(seq) for seq in range(1, 4)])
     assert bus.acked == [1, 2, 3]
-    assert svc._progress.sessions == {(WS, SID): (3, 0)}  # type: ignore[attr-defined]
+    assert progress.sessions == {(WS, SID): (3, 0)}

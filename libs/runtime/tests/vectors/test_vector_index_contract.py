@@ -128,8 +128,14 @@ AB_OTHER_WORKSPACE = Scope("w2", "alice", "bob")
 E0 = vec(1.0)
 
 
-async def ids_in(index: VectorIndex, scope: Scope, **kwargs: object) -> list[str]:
-    hits = await index.search(E0, scope, limit=100, **kwargs)  # type: ignore[arg-type]
+async def ids_in(
+    index: VectorIndex,
+    scope: Scope,
+    *,
+    filters: SearchFilters | None = None,
+    max_distance: float | None = None,
+) -> list[str]:
+    hits = await index.search(E0, scope, limit=100, filters=filters, max_distance=max_distance)
     return [hit.id for hit in hits]
 
 
@@ -222,8 +228,7 @@ async def test_level_session_and_time_filters(index: VectorIndex) -> None:
         ]
     )
 
-    def only(**kwargs: object) -> SearchFilters:
-        return SearchFilters.of(**kwargs)  # type: ignore[arg-type]
+    only = SearchFilters.of
 
     assert await ids_in(index, AB, filters=only(levels=["deductive", "inductive"])) == ["d", "i"]
     assert await ids_in(index, AB, filters=only(levels=["contradiction"])) == ["c"]
