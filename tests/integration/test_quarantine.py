@@ -20,6 +20,7 @@ from psycopg import AsyncConnection
 from mnemo_projector.quarantine import RetryPolicy
 from mnemo_projector.runner import Projector
 from mnemo_projector.tables import drop_projection
+from mnemo_runtime.deadletters import DeadLetters
 from mnemo_runtime.infra import open_infra
 from mnemo_schema import subjects
 from mnemo_schema.events import Event, MessagePosted, Representation, encode_event
@@ -250,4 +251,49 @@ async def test_an_event_that_keeps_failing_is_quarantined_and_the_rest_applied(
         assert (stage, attempts) == ("projector-breaks", 3) and "cannot project m2" in reason
         assert seq < applied  # the position moved past it
     finally:
+        await infra.close()
+
+
+class _Resting(_Breaks):
+    """A projection with nothing to apply, counting its loop's idle passes."""
+
+    def __init__(self) -> None:
+        super().__init__("none")
+        self.idle_passes = 0
+
+    async def idle(self) -> None:
+        self.idle_passes += 1
+
+
+async def test_an_idle_projector_looks_for_redrives_every_two_seconds_not_each_pass(
+    own_nats, fresh_database, monkeypatch
+):
+    """Each partition's loop passes idle about twice a second; asking Postgres for letters to
+    redrive on each pass made an idle process of dozens of loops ask dozens of times a
+    second."""
+    lookups = 0
+    real = DeadLetters.redrives
+
+    async def counted(self: DeadLetters, limit: int = 20) -> list[dict[str, object]]:
+        nonlocal lookups
+        lookups += 1
+        return await real(self, limit)
+
+    monkeypatch.setattr(DeadLetters, "redrives", counted)
+    infra = await open_infra(own_nats, fresh_database, "test-resting")
+    projection = _Resting()
+    projector = Projector(projection, infra.nc, infra.js, infra.pool)
+    await projector.setup()
+    stop = asyncio.Event()
+    task = asyncio.create_task(projector.run(stop))
+    try:
+        async with asyncio.timeout(15):
+            while projection.idle_passes < 5:  # about 2 s of idling
+                await asyncio.sleep(0.05)
+                if task.done():
+                    task.result()
+        assert 1 <= lookups <= 2, f"{lookups} lookups in {projection.idle_passes} idle passes"
+    finally:
+        stop.set()
+        await task
         await infra.close()

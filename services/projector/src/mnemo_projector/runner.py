@@ -43,6 +43,12 @@ from mnemo_schema.events import Event
 
 log = get_logger("mnemo.projector")
 
+# How often an idle loop looks for letters an operator asked to redrive (a busy one: every
+# ``BUSY_REDRIVE_S``). Every partition's loop looks for its own, so an idle process with
+# dozens of loops would otherwise ask Postgres dozens of times a second for nothing.
+IDLE_REDRIVE_S = 2.0
+BUSY_REDRIVE_S = 5.0
+
 
 class Projector:
     """Keeps one read model in step with the event stream."""
@@ -153,7 +159,7 @@ class Projector:
                     except TimeoutError:
                         # Idle: a rebuild may have reset the position under us.
                         await self.projection.idle()
-                        await self._redrives.run()
+                        await self._redrives.run(at_most_every_s=IDLE_REDRIVE_S)
                         position = await self._position()
                         if position < self.applied:
                             self.applied = position
@@ -163,7 +169,7 @@ class Projector:
                 workspace, items = lines.take(self._pace.limit(precedence().reading))
                 if not await self._apply_in_turn(lines, workspace, items, time.monotonic()):
                     return
-                await self._redrives.run(at_most_every_s=5.0)
+                await self._redrives.run(at_most_every_s=BUSY_REDRIVE_S)
         finally:
             await intake.close()
 
