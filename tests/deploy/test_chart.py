@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -11,6 +12,7 @@ import kubernetes_validate
 import pytest
 from prometheus_client import REGISTRY
 
+from mnemo_cli.bench_load import LoadSettings
 from mnemo_cli.serve import ALL as SERVE_COMPONENTS
 from mnemo_runtime import metrics  # noqa: F401  (registers every Mnemo metric)
 
@@ -259,3 +261,69 @@ def test_the_grpc_gateway_runs_as_its_own_deployment_with_its_port(case: list[Ma
     assert (env["MNEMO_GRPC_HOST"], env["MNEMO_GRPC_PORT"]) == ("0.0.0.0", "50051")
     (svc,) = [s for s in _of(case, "Service") if s["metadata"]["name"].endswith("-grpc")]
     assert any(p["name"] == "grpc" and p["appProtocol"] == "grpc" for p in svc["spec"]["ports"])
+
+
+def _load_bench(docs: list[Manifest]) -> list[Manifest]:
+    return [d for d in _of(docs, "Pod") if d["metadata"]["name"].endswith("-load-bench")]
+
+
+def test_the_load_figures_are_an_opt_in_helm_test_asking_the_releases_gateway(
+    case: list[Manifest],
+) -> None:
+    pods = _load_bench(case)
+    if not pods:  # off unless asked for (the full values ask)
+        return
+    (pod,) = pods
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    spec = pod["spec"]
+    assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    (c,) = spec["containers"]
+    assert c["command"] == ["python", "-m", "mnemo_cli.bench_load"]
+    assert importlib.util.find_spec("mnemo_cli.bench_load") is not None
+    sc = c["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True and sc["capabilities"]["drop"] == ["ALL"]
+    assert {"/tmp", "/var/lib/mnemo"} <= {m["mountPath"] for m in c["volumeMounts"]}
+    env = {e["name"]: e for e in c["env"]}
+    # The gateway's Service, on its port, and the release's partition count.
+    (gateway,) = [s for s in _of(case, "Service") if s["metadata"]["name"].endswith("-gateway")]
+    (port,) = [p["port"] for p in gateway["spec"]["ports"] if p["name"] == "http"]
+    url = env["MNEMO_BENCH_LOAD_URL"]["value"]
+    assert url == f"http://{gateway['metadata']['name']}:{port}"
+    (config,) = _config(case)
+    assert env["MNEMO_PARTITIONS"]["value"] == config["data"]["MNEMO_PARTITIONS"]
+    assert env["HONCHO_API_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": "mnemo-bench-key",
+        "key": "api-key",
+    }
+    assert env["MNEMO_BENCH_LOAD_HISTORIES"]["value"] == "1000,20000"
+    # The datasets, read-only, where the benchmark looks for them.
+    (data,) = [m for m in c["volumeMounts"] if m["name"] == "datasets"]
+    assert data["readOnly"] and env["MNEMO_DATASETS"]["value"] == data["mountPath"]
+    # A pod of the release: the NetworkPolicy's traffic within the release includes it.
+    (np,) = _of(case, "NetworkPolicy")
+    labels = pod["metadata"]["labels"]
+    assert np["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    # What the pod is given is what the benchmark accepts.
+    sizes = LoadSettings.model_validate(
+        {"url": url, "histories": env["MNEMO_BENCH_LOAD_HISTORIES"]["value"]}
+    )
+    assert sizes.url == url and sizes.histories == [1000, 20000]
+
+
+def test_the_load_figures_are_off_by_default_and_refused_without_what_they_need(
+    chart: Any, rendered: Any
+) -> None:
+    assert not _load_bench(rendered())
+    on = ("loadBench.enabled=true",)
+    assert "loadBench.apiKeySecret" in chart.refusal(sets=on)
+    # Without auth the gateway needs no key, and none is read.
+    (pod,) = _load_bench(rendered(sets=(*on, "auth.enabled=false")))
+    assert "HONCHO_API_KEY" not in {e["name"] for e in pod["spec"]["containers"][0]["env"]}
+    assert "services.gateway.enabled" in chart.refusal(
+        sets=(*on, "auth.enabled=false", "services.gateway.enabled=false")
+    )
+    # Only the benchmark's own settings pass as its environment.
+    bad = (*on, "loadBench.apiKeySecret=k", "loadBench.env.DATABASE_URL=postgresql://x")
+    refused = chart.refusal(sets=bad)
+    assert "'DATABASE_URL' does not match pattern '^MNEMO_BENCH_LOAD_" in refused

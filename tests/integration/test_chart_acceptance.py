@@ -39,6 +39,18 @@ CHART = ROOT / "deploy" / "helm" / "mnemo"
 pytestmark = pytest.mark.skipif(not HELM.exists(), reason="helm is not installed (make test)")
 
 
+# MNEMO_BENCH_LOAD_* sizes of the Helm test's load figures here (a comma needs escaping in --set).
+_BENCH_SIZES = {
+    "HISTORIES": "100\\,150",
+    "BURST": "100",
+    "LOAD_RATE": "100",
+    "LOAD_SECONDS": "3",
+    "READ_SAMPLES": "10",
+    "FRESHNESS_SAMPLES": "1",
+    "FAIRNESS_SAMPLES": "1",
+}
+
+
 def _render(*sets: str) -> list[dict[str, Any]]:
     args = [str(HELM), "template", "m", str(CHART)]
     for pair in sets:
@@ -113,6 +125,35 @@ def _pods(
     return pods
 
 
+def _helm_test(
+    docs: list[dict[str, Any]], secrets: dict[tuple[str, str], str], state: Path, gateway: str
+) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of the chart's Helm test pod (the load figures), as a
+    process: the gateway's Service, which the cluster's DNS would resolve, is ``gateway``."""
+    (pod,) = [d for d in docs if d["kind"] == "Pod"]
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    (c,) = pod["spec"]["containers"]
+    services = {
+        f"http://{d['metadata']['name']}:{port['port']}"
+        for d in docs
+        if d["kind"] == "Service"
+        for port in d["spec"]["ports"]
+        if port["name"] == "http"
+    }
+    env: dict[str, str] = {}
+    for e in c["env"]:
+        if "value" in e:
+            env[e["name"]] = gateway if e["value"] in services else e["value"]
+        else:
+            ref = e["valueFrom"]["secretKeyRef"]
+            env[e["name"]] = secrets[(ref["name"], ref["key"])]
+    assert env["MNEMO_BENCH_LOAD_URL"] == gateway, "the test pod asks a Service the chart makes"
+    env["MNEMO_STATE_DIR"] = str(state / pod["metadata"]["name"])
+    Path(env["MNEMO_STATE_DIR"]).mkdir(parents=True)
+    assert c["command"][0] == "python"
+    return [sys.executable, *c["command"][1:]], env
+
+
 def _start(pod: Pod, logs: Path) -> None:
     log = (logs / f"{pod.name}.log").open("wb")
     # The image's entry point is `mnemo`; the chart gives its arguments.
@@ -153,8 +194,19 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
     # NATS's address in the values, the service user's password in its Secret; the keys the
     # gateway verifies with in theirs (HONCHO_API_KEY, the SDK's key, is signed with them).
     nats = urlsplit(own_nats)
-    docs = _render(f"nats.url=nats://{nats.hostname}:{nats.port}", f"nats.user={nats.username}")
-    secrets = {("mnemo-database", "url"): fresh_database, ("mnemo-nats", "password"): nats.password}
+    docs = _render(
+        f"nats.url=nats://{nats.hostname}:{nats.port}",
+        f"nats.user={nats.username}",
+        # The Helm test pod of the load figures, at sizes a test can wait for.
+        "loadBench.enabled=true",
+        "loadBench.apiKeySecret=mnemo-bench",
+        *(f"loadBench.env.MNEMO_BENCH_LOAD_{k}={v}" for k, v in _BENCH_SIZES.items()),
+    )
+    secrets = {
+        ("mnemo-database", "url"): fresh_database,
+        ("mnemo-nats", "password"): nats.password,
+        ("mnemo-bench", "api-key"): keys.admin,
+    }
     pods = _pods(docs, secrets, tmp_path / "state", {"mnemo-auth": keys.folder})
     (job,) = [p for p in pods if p.args == ["migrate"]]
     deployments = [p for p in pods if p is not job]
@@ -232,6 +284,26 @@ def test_the_rendered_chart_runs_as_processes_and_serves_the_sdk(
         assert stored and float(stored[0].split()[-1]) >= 1
         projector = _metrics(by_name["m-mnemo-projector"])
         assert 'mnemo_projection_pending_events{projection="pg"} 0.0' in projector
+
+        # `helm test`: the load figures, asked of the gateway as the test pod would.
+        command, env = _helm_test(docs, secrets, tmp_path / "state", url)
+        bench = subprocess.run(
+            command,
+            env={"PATH": os.environ["PATH"], **env},
+            cwd=env["MNEMO_STATE_DIR"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert bench.returncode == 0, bench.stderr[-3000:]
+        assert "| get_context, search query, 2000 tokens, history 150: at " in bench.stdout
+        assert "the client's cores used (quiet reads)" in bench.stdout
+        assert "deleting the " in bench.stdout
+        # Its workspaces are gone when it ends; the SDK's stays.
+        settle_deleted = time.monotonic() + 30
+        while list(h.workspaces()) != ["chart"] and time.monotonic() < settle_deleted:
+            time.sleep(0.2)
+        assert list(h.workspaces()) == ["chart"]
     finally:
         for pod in deployments:
             if pod.proc is not None and pod.proc.poll() is None:

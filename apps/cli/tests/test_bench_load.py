@@ -11,13 +11,15 @@ from typing import Any, cast
 
 import pytest
 
+from mnemo_cli import bench_load
 from mnemo_cli.bench_cpu import fixed_work, host_probe, spent
 from mnemo_cli.bench_formation import workspace_id
-from mnemo_cli.bench_http import Conn
+from mnemo_cli.bench_http import Conn, Target
 from mnemo_cli.bench_load import LoadSettings, read_rounds
 from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import (
     BATCH_HEAD_S,
+    MADE,
     Corpus,
     beside_batches,
     drained,
@@ -353,3 +355,80 @@ def test_cpu_time_from_proc_stat_fields() -> None:
         parent == 42 and own == pytest.approx(300 / TICK) and children == pytest.approx(100 / TICK)
     )
     assert spent({"api": 1.0, "gone": 2.0}, {"api": 3.5, "new": 1.0}) == {"api": 2.5}
+
+
+async def test_the_lean_client_reaches_a_gateway_under_a_path_with_its_host_and_chunks() -> None:
+    seen: list[bytes] = []
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        head = await r.readuntil(b"\r\n\r\n")
+        seen.extend(head.split(b"\r\n")[:2])  # the request line and the Host header
+        # A proxy's answer: the body in chunks (one with an extension), then a trailer.
+        w.write(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b'4\r\n{"a"\r\n5;x=1\r\n: [1,\r\n3\r\n 2]\r\n1\r\n}\r\n0\r\nX-T: 1\r\n\r\n'
+        )
+        await w.drain()
+        w.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    conn = await Conn.open(f"http://127.0.0.1:{port}/mnemo/")
+    assert await conn.json("GET", "/v3/workspaces/w", x=1) == {"a": [1, 2]}
+    conn.close()
+    server.close()
+    assert seen == [b"GET /mnemo/v3/workspaces/w?x=1 HTTP/1.1", f"Host: 127.0.0.1:{port}".encode()]
+
+
+def test_a_gateway_url_and_what_it_is_refused_for() -> None:
+    t = Target.of("https://mnemo.example.com/api")
+    assert (t.host, t.port, t.tls, t.base, t.host_header) == (
+        "mnemo.example.com",
+        443,
+        True,
+        "/api",
+        "mnemo.example.com",
+    )
+    t = Target.of("http://[::1]:8000")
+    assert (t.port, t.tls, t.base, t.host_header) == (8000, False, "", "[::1]:8000")
+    for bad in ("ftp://h", "mnemo:8000", "http://", "http://u:p@h", "http://h/?q=1"):
+        with pytest.raises(ValueError):
+            Target.of(bad)
+
+
+def test_a_deployed_mnemo_is_named_by_url_and_its_memory_priority_is_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMO_BENCH_LOAD_URL", "http://mnemo-gateway:8000")
+    sizes = LoadSettings()
+    assert sizes.url == "http://mnemo-gateway:8000" and sizes.keep_workspaces is None
+    with pytest.raises(ValueError, match="formation_priority"):
+        LoadSettings(formation_priority="normal")
+    monkeypatch.delenv("MNEMO_BENCH_LOAD_URL")
+    with pytest.raises(ValueError, match="url"):
+        LoadSettings(url="mnemo-gateway:8000")
+
+
+def test_a_bad_flag_is_refused_naming_it_before_anything_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        bench_load.main(["--url", "mnemo-gateway:8000"])
+    assert exit_.value.code == 2
+    assert "url: Value error, not an http:// or https:// URL" in capsys.readouterr().err
+    assert not MADE  # nothing was asked of any gateway
+
+
+def test_on_a_deployed_mnemo_the_rows_say_whose_cpu_and_host_they_are() -> None:
+    probe = {"n": 300, "p50_ms": 20.0, "p99_ms": 30.0}
+    result = _result() | {"host": probe}
+    result["loaded"]["1000"]["host"] = probe
+    local = {name for name, _, _ in rows(result)}
+    deployed = {name for name, _, _ in rows(result | {"deployed": True})}
+    assert any(n.startswith("host: a fixed") for n in local)
+    assert any(n.startswith("peer chat (local reasoner)") for n in local)
+    assert not any("local reasoner" in n for n in deployed)
+    assert any(n.startswith("peer chat, history") for n in deployed)
+    assert any(n.startswith("the client's host: a fixed") for n in deployed)
+    assert any(n.startswith("  ... the client's cores used") for n in deployed)
+    assert not any(n.startswith("host:") or "... cores used" in n for n in deployed)

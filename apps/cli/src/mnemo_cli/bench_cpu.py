@@ -97,19 +97,25 @@ def spent(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, 
 
 
 class Meter:
-    """What a piece of work cost: wall seconds, each process's CPU seconds, the host's load."""
+    """What a piece of work cost: wall seconds, each process's CPU seconds, the host's load.
 
-    def __init__(self, settings: InfraSettings) -> None:
+    With ``stack`` False (a deployed Mnemo, its processes elsewhere), only this process's."""
+
+    def __init__(self, settings: InfraSettings, stack: bool = True) -> None:
         self._settings = settings
+        self._stack = stack
         self._began = time.perf_counter()
-        self._cpu = stack_cpu(settings)
+        self._cpu = self._now()
         self._load = os.getloadavg()[0]
+
+    def _now(self) -> dict[str, float]:
+        return stack_cpu(self._settings) if self._stack else {"bench": own_cpu()}
 
     def read(self) -> dict[str, Any]:
         """The cost since this meter was made."""
         return {
             "seconds": round(time.perf_counter() - self._began, 2),
-            "cpu_s": spent(self._cpu, stack_cpu(self._settings)),
+            "cpu_s": spent(self._cpu, self._now()),
             "host_load": [round(self._load, 2), round(os.getloadavg()[0], 2)],
         }
 

@@ -25,6 +25,13 @@ The figures, in the order they are taken (each on workspaces of its own):
 keeps busy, ``--formation-priority normal`` starts the memory process again at normal priority
 for steps 1, 2 and 4 (an idle-priority one would get nothing there), and at its own for the
 reads.
+
+``--url`` (or ``MNEMO_BENCH_LOAD_URL``) takes the figures of a deployed Mnemo instead, through
+its gateway, with the key in ``HONCHO_API_KEY`` and its partition count in ``MNEMO_PARTITIONS``
+(the chart's ``loadBench`` runs it so, inside the cluster, as a Helm test). The client cannot see
+the deployment's processes there: the CPU rows are the client's own, the host probe times the
+client's machine, and the memory process's priority is the deployment's. The workspaces the run
+made are deleted when it ends, unless ``--keep-workspaces true``.
 """
 
 from __future__ import annotations
@@ -40,14 +47,15 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mnemo_cli.bench_cpu import Meter, host_probe
 from mnemo_cli.bench_formation import chat_after_burst, formation, freshness_under
-from mnemo_cli.bench_http import Conn
+from mnemo_cli.bench_http import Conn, Target
 from mnemo_cli.bench_load_report import rows
 from mnemo_cli.bench_traffic import (
+    MADE,
     Corpus,
     PacedLoad,
     beside_batches,
@@ -58,6 +66,7 @@ from mnemo_cli.bench_traffic import (
 )
 from mnemo_cli.local import MEMORY_PRIORITY, background_priority, stop, up
 from mnemo_runtime.settings import InfraSettings
+from mnemo_schema.errors import refusal
 from mnemo_schema.subjects import DEFAULT_PARTITIONS
 
 
@@ -83,6 +92,28 @@ class LoadSettings(BaseSettings):
     # fairness figures, and at its own for the reads. On cores that other work keeps busy, an
     # idle-priority memory process gets nothing, and those figures would measure the others.
     formation_priority: str | None = None
+    # A deployed Mnemo's gateway (http:// or https://, with the path it is served under, if
+    # any). None: the local stack.
+    url: str | None = None
+    # Whether the workspaces the run made stay afterwards. None: on a deployed Mnemo they are
+    # deleted, on the local stack they stay (a fresh stack is thrown away whole).
+    keep_workspaces: bool | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _gateway(cls, value: str | None) -> str | None:
+        if value is not None:
+            Target.of(value)  # refused here, before a run, rather than at its first request
+        return value
+
+    @model_validator(mode="after")
+    def _priority_is_local(self) -> LoadSettings:
+        if self.url is not None and self.formation_priority is not None:
+            raise ValueError(
+                "formation_priority restarts the local memory process: not with url, where the"
+                " deployment sets its priority"
+            )
+        return self
 
     @field_validator("formation_priority")
     @classmethod
@@ -169,7 +200,12 @@ def _summary(lat: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 
 async def reads_under_load(
-    settings: InfraSettings, url: str, spaces: dict[int, str], corpus: Corpus, sizes: LoadSettings
+    settings: InfraSettings,
+    url: str,
+    spaces: dict[int, str],
+    corpus: Corpus,
+    sizes: LoadSettings,
+    stack: bool = True,
 ) -> dict[int, dict[str, Any]]:
     """Each size's reads while ``load_rate`` messages/s go to another session of its workspace."""
     conn = await Conn.open(url)
@@ -178,7 +214,7 @@ async def reads_under_load(
         load = PacedLoad(url, ws, "load", corpus, sizes.load_rate, start_at=n)
         await load.start()
         await asyncio.sleep(1.0)  # the load reaches its rate
-        meter = Meter(settings)
+        meter = Meter(settings, stack)
         until = time.perf_counter() + sizes.load_seconds - 1.0
         # Questions the quiet rounds did not ask: a question asked again is answered from the
         # query vectors the engine remembers.
@@ -199,10 +235,16 @@ async def reads_under_load(
     return out
 
 
-async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[str, Any]:
+async def run(
+    settings: InfraSettings, sizes: LoadSettings, url: str, deployed: bool = False
+) -> dict[str, Any]:
     """Every load figure, in order, on the stack at ``url``; the results, each with its cost
-    (wall seconds, each process's CPU seconds, the host's load)."""
+    (wall seconds, each process's CPU seconds, the host's load). ``deployed``: ``url`` is a
+    deployed Mnemo, whose processes this one cannot see (only its own CPU is counted)."""
     partitions = settings.partitions or DEFAULT_PARTITIONS
+    stack = not deployed
+    if deployed and sizes.formation_priority is not None:
+        raise ValueError("formation_priority restarts the local memory process, not a deployed one")
     corpus = Corpus.locomo()
     conns = [await Conn.open(url) for _ in range(4)]
     tag = uuid.uuid4().hex[:6]
@@ -210,7 +252,7 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
         n: await workspace(conns[0], f"lb-read{n}-{tag}", ["history", "load"])
         for n in sizes.histories
     }
-    result: dict[str, Any] = {"sizes": sizes.model_dump()}
+    result: dict[str, Any] = {"sizes": sizes.model_dump(), "deployed": deployed}
     own = os.environ.get(MEMORY_PRIORITY, "idle")
     await _memory_at(settings, sizes.formation_priority)
     *small, large = sizes.histories
@@ -221,14 +263,14 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
             conns[0], spaces[n], sizes.timeout_s, report_every=REPORT_EVERY_S
         )
     print(f"load: formation, {large:,} messages flat out until all formed ...", flush=True)
-    meter = Meter(settings)
+    meter = Meter(settings, stack)
     result["formation"] = await formation(
         conns, spaces[large], corpus, large, 0, sizes.timeout_s, report_every=REPORT_EVERY_S
     )
     result["formation"]["cost"] = meter.read()
     half = result["formation"]["msg_per_s"] / 2
     print(f"load: freshness at half that rate ({half:.0f} msg/s) ...", flush=True)
-    meter = Meter(settings)
+    meter = Meter(settings, stack)
     result["freshness"] = await freshness_under(
         url, corpus, half, sizes.freshness_samples, timeout=60.0
     )
@@ -236,7 +278,7 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
     print("load: reads on the quiet stack ...", flush=True)
     await _memory_at(settings, sizes.formation_priority and own)
     result["host"] = percentiles(await host_probe(sizes.read_samples))
-    meter = Meter(settings)
+    meter = Meter(settings, stack)
     quiet = await read_rounds(
         conns[0], list(spaces.values()), corpus.questions, rounds=sizes.read_samples
     )
@@ -244,14 +286,14 @@ async def run(settings: InfraSettings, sizes: LoadSettings, url: str) -> dict[st
     result["quiet"] = {n: {"reads": _summary(quiet[ws]), "cost": cost} for n, ws in spaces.items()}
     print(f"load: a burst of {sizes.burst:,}, then a {sizes.chat}-message chat ...", flush=True)
     await _memory_at(settings, sizes.formation_priority)
-    meter = Meter(settings)
+    meter = Meter(settings, stack)
     result |= await chat_after_burst(
         url, corpus, sizes.burst, sizes.chat, partitions, sizes.fairness_samples, timeout=120.0
     )
     result["burst"]["cost"] = meter.read()
     print(f"load: reads while {sizes.load_rate:.0f} msg/s are posted ...", flush=True)
     await _memory_at(settings, sizes.formation_priority and own)
-    result["loaded"] = await reads_under_load(settings, url, spaces, corpus, sizes)
+    result["loaded"] = await reads_under_load(settings, url, spaces, corpus, sizes, stack)
     for conn in conns:
         conn.close()
     return result
@@ -275,7 +317,8 @@ async def _memory_at(settings: InfraSettings, priority: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m mnemo_cli.bench_load``: the load figures alone, on the running stack."""
+    """``python -m mnemo_cli.bench_load``: the load figures alone, on the running stack (or, with
+    ``--url``, on a deployed Mnemo)."""
     p = argparse.ArgumentParser(
         prog="python -m mnemo_cli.bench_load",
         description=__doc__,
@@ -286,15 +329,40 @@ def main(argv: list[str] | None = None) -> None:
             f"--{name.replace('_', '-')}", dest=name, default=None, help=f"default {info.default}"
         )
     args = {k: v for k, v in vars(p.parse_args(argv)).items() if v is not None}
-    sizes = LoadSettings(**args)
+    try:
+        sizes = LoadSettings(**args)
+    except ValidationError as err:
+        p.error(refusal(err).detail)
     from mnemo_cli.local import gateway_url
 
-    result = asyncio.run(run(InfraSettings(), sizes, gateway_url()))
+    deployed = sizes.url is not None
+    url = sizes.url or gateway_url()
+    try:
+        result = asyncio.run(run(InfraSettings(), sizes, url, deployed))
+    finally:
+        keep = sizes.keep_workspaces if sizes.keep_workspaces is not None else not deployed
+        if not keep and MADE:
+            asyncio.run(delete_workspaces(url, MADE))
     for name, value, target in rows(result):
         print(f"| {name} | {value} | {target} |")
     out = Path("bench-out")
     out.mkdir(exist_ok=True)
     (out / "load.json").write_text(json.dumps(result, indent=2))
+
+
+async def delete_workspaces(url: str, made: Sequence[str]) -> None:
+    """Delete each of ``made`` (the gateway erases a workspace's memory and log after it
+    answers); one that cannot be deleted is said so, and the rest are still deleted."""
+    print(f"load: deleting the {len(made)} workspaces the run made ...", flush=True)
+    conn = await Conn.open(url)
+    try:
+        for ws in made:
+            try:
+                await conn.request("DELETE", f"/v3/workspaces/{ws}")
+            except (RuntimeError, OSError) as err:
+                print(f"load: workspace {ws} was not deleted: {err}", flush=True)
+    finally:
+        conn.close()
 
 
 if __name__ == "__main__":

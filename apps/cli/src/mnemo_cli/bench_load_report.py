@@ -22,14 +22,18 @@ def _found(f: dict[str, Any]) -> str:
     return f"n {f['n']}" + (f", {missed} never" if missed else "")
 
 
-def _cores(label: str, cost: dict[str, Any]) -> tuple[str, str, str]:
-    """Where the CPU went during a figure: each process's cores, and the host's load."""
+def _cores(label: str, cost: dict[str, Any], deployed: bool = False) -> tuple[str, str, str]:
+    """Where the CPU went during a figure: each process's cores, and the host's load (of a
+    deployed Mnemo, the client's alone, and its own host's load)."""
     seconds = cost["seconds"] or 1.0
     used = ", ".join(f"{k} {v / seconds:.2f}" for k, v in cost["cpu_s"].items())
-    return (f"  ... cores used ({label})", used or "n/a", f"host load {cost['host_load'][-1]}")
+    whose, host = ("the client's cores", "its host's load") if deployed else ("cores", "host load")
+    return (f"  ... {whose} used ({label})", used or "n/a", f"{host} {cost['host_load'][-1]}")
 
 
-def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _formation_rows(
+    form: dict[str, Any], fresh: dict[str, Any], deployed: bool = False
+) -> list[tuple[str, str, str]]:
     cpu = form["cost"]["cpu_s"]
     per = ", ".join(
         f"{k} {cpu[k] * 1000 / form['messages']:.1f}" for k in ("memory", "postgres") if k in cpu
@@ -48,7 +52,7 @@ def _formation_rows(form: dict[str, Any], fresh: dict[str, Any]) -> list[tuple[s
             f"{form.get('queue_status_p50_ms', 0.0):.0f} ms",
             "",
         ),
-        _cores("formation", form["cost"]),
+        _cores("formation", form["cost"], deployed),
     ]
     rate = fresh["load"]["achieved_msg_per_s"]
     for kind, label, target in (
@@ -73,10 +77,18 @@ _READ_ROWS = {
     "prefetch": (("p50_ms", "p95_ms"), "dialectic prefetch (conclusions/query, 12)", ""),
     "chat": (("p50_ms", "p95_ms"), "peer chat (local reasoner)", ""),
 }
+# Where the host probe ran: beside the stack, or on a deployed Mnemo's client.
+_HOST = {False: "host", True: "the client's host"}
+# On a deployed Mnemo the chat is answered by whichever model the deployment's dialectic has.
+_DEPLOYED_LABELS = {"chat": "peer chat"}
 
 
 def _loaded_host_rows(
-    quiet: dict[str, Any] | None, loaded: dict[str, Any] | None, rate: float, n: int
+    quiet: dict[str, Any] | None,
+    loaded: dict[str, Any] | None,
+    rate: float,
+    n: int,
+    deployed: bool = False,
 ) -> list[tuple[str, str, str]]:
     """The host probe taken again with the load on, its p99 against its quiet one: what the
     load alone does to a fixed computation on these cores, the yardstick of the reads' own
@@ -84,7 +96,9 @@ def _loaded_host_rows(
     if not loaded:
         return []
     ratio = f" ({loaded['p99_ms'] / quiet['p99_ms']:.2f}x)" if quiet and quiet["p99_ms"] else ""
-    label = f"host: the same computation at {rate:.0f} msg/s, after history {n:,}'s reads"
+    label = (
+        f"{_HOST[deployed]}: the same computation at {rate:.0f} msg/s, after history {n:,}'s reads"
+    )
     return [
         (
             f"{label}, p50 / p99 (x quiet) (n {loaded['n']})",
@@ -113,12 +127,16 @@ def _batch_rows(split: dict[str, Any] | None, rate: float) -> list[tuple[str, st
 
 
 def _read_rows(
-    quiet: dict[str, Any], loaded: dict[str, Any], quiet_host: dict[str, Any] | None = None
+    quiet: dict[str, Any],
+    loaded: dict[str, Any],
+    quiet_host: dict[str, Any] | None = None,
+    deployed: bool = False,
 ) -> list[tuple[str, str, str]]:
     out = []
     for n in sorted(quiet, key=int):
         rate = loaded[n]["load"]["achieved_msg_per_s"]
         for kind, (keys, label, target) in _READ_ROWS.items():
+            label = _DEPLOYED_LABELS.get(kind, label) if deployed else label
             shown = " / ".join(k.removesuffix("_ms") for k in keys)
             q, lo = quiet[n]["reads"][kind], loaded[n]["reads"][kind]
             ratio = lo[keys[-1]] / q[keys[-1]] if q[keys[-1]] else 0.0
@@ -134,10 +152,12 @@ def _read_rows(
                 )
             )
         out.extend(_batch_rows(loaded[n].get("batches"), rate))
-        out.extend(_loaded_host_rows(quiet_host, loaded[n].get("host"), rate, int(n)))
-        out.append(_cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"]))
+        out.extend(_loaded_host_rows(quiet_host, loaded[n].get("host"), rate, int(n), deployed))
+        out.append(
+            _cores(f"reads at {rate:.0f} msg/s, history {int(n):,}", loaded[n]["cost"], deployed)
+        )
     if quiet:
-        out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"]))
+        out.append(_cores("quiet reads", next(iter(quiet.values()))["cost"], deployed))
     return out
 
 
@@ -173,12 +193,12 @@ def _burst_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-def _host_rows(host: dict[str, Any] | None) -> list[tuple[str, str, str]]:
-    """The host probe (older results have none)."""
+def _host_rows(host: dict[str, Any] | None, deployed: bool = False) -> list[tuple[str, str, str]]:
+    """The host probe (older results have none; of a deployed Mnemo, the client's host)."""
     if not host:
         return []
     spread = host["p99_ms"] / host["p50_ms"] if host["p50_ms"] else 0.0
-    label = f"host: a fixed pure-Python computation, quiet, p50 / p99 (p99 / p50) (n {host['n']})"
+    label = f"{_HOST[deployed]}: a fixed pure-Python computation, quiet, p50 / p99 (p99 / p50) (n {host['n']})"
     return [(label, f"{_ms(host, 'p50_ms', 'p99_ms')} ({spread:.2f}x)", "")]
 
 
@@ -186,9 +206,10 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     """The load figures as rows of the benchmark table."""
     if not r:
         return []
+    deployed = bool(r.get("deployed"))
     return [
-        *_formation_rows(r["formation"], r["freshness"]),
-        *_host_rows(r.get("host")),
-        *_read_rows(r["quiet"], r["loaded"], r.get("host")),
+        *_formation_rows(r["formation"], r["freshness"], deployed),
+        *_host_rows(r.get("host"), deployed),
+        *_read_rows(r["quiet"], r["loaded"], r.get("host"), deployed),
         *_burst_rows(r),
     ]

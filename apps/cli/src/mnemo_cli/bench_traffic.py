@@ -117,9 +117,16 @@ def beside_batches(
     return {"during": percentiles(during), "rest": percentiles(rest)}
 
 
+# Every workspace ``workspace`` made in this process, in order: a run on a deployed Mnemo
+# deletes them when it is done.
+MADE: list[str] = []
+
+
 async def workspace(conn: Conn, ws: str, sessions: Sequence[str]) -> str:
     """Create workspace ``ws`` with ``sessions``, each with the peers of ``PEERS``."""
     await conn.post("/v3/workspaces", {"id": ws})
+    if ws not in MADE:
+        MADE.append(ws)
     for s in sessions:
         await conn.post(f"/v3/workspaces/{ws}/sessions", {"id": s, "peers": PEERS})
     return ws
