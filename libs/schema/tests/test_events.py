@@ -53,6 +53,15 @@ def test_commands_are_discriminated_by_kind():
     assert subjects.workspace_from_command_subject(subjects.command_subject("w1")) == "w1"
 
 
+def test_a_stored_filter_narrowed_to_one_workspace_matches_its_events_alone():
+    narrowed = [subjects.of_workspace(f, "w1") for f in subjects.erasure_filters(3)]
+    assert narrowed[0] == "mnemo.evt.w1.3.ent.session"
+    assert subjects.of_workspace(subjects.observation_filter(3), "w1") == "mnemo.evt.w1.3.obs.>"
+    assert subjects.workspace_of_subject(narrowed[0]) == "w1"
+    with pytest.raises(ValueError, match="not a filter of stored events"):
+        subjects.of_workspace("mnemo.evt.w2.3.obs.>", "w1")
+
+
 def test_published_documents_are_current():
     """The committed JSON Schema / AsyncAPI files match the code (run `make schema` to refresh)."""
     import json

@@ -68,3 +68,37 @@ def test_a_limit_shortens_the_turn_never_below_one_event() -> None:
     assert _seqs(lines.take(3)[1]) == [1, 2, 3]
     assert _seqs(lines.take(0)[1]) == [4]
     assert _seqs(lines.take(100)[1]) == list(range(5, 13))  # at most the batch size
+
+
+def test_a_gap_keeps_the_floor_below_it_until_its_events_are_read_again_once() -> None:
+    lines = Lines(10, fair=True, floor=0, ahead={})
+    lines.put(_event(1, "a"))
+    lines.let_go(_event(2, "a"))  # a's line held its share: 2 and 4 are let go
+    lines.put(_event(3, "b"))
+    lines.let_go(_event(4, "a"))
+    assert lines.gaps == {"a": 2} and lines.received == 4
+    for expected in ("a", "b"):
+        workspace, batch = lines.take()
+        assert workspace == expected
+        lines.applied(workspace, batch[-1].seq, lines.floor_after())
+    assert lines.floor == 1 and lines.ahead == {"b": 3}  # not past a's first event let go
+    # Read again from the gap: each once, the gap following what is queued.
+    assert lines.put_again(_event(2, "a")) and lines.gaps == {"a": 3}
+    assert not lines.put_again(_event(2, "a"))
+    assert lines.put_again(_event(4, "a")) and lines.last("a") == 4
+    lines.close_gap("a")
+    assert not lines.put(_event(4, "a"))  # the log's own delivery of it, later: queued already
+    workspace, batch = lines.take()
+    assert _seqs(batch) == [2, 4]
+    lines.applied(workspace, 4, lines.floor_after())
+    assert lines.floor == 4 and lines.ahead == {} and lines.received == 4
+
+
+def test_an_event_applied_or_queued_already_makes_no_gap() -> None:
+    lines = Lines(10, fair=True, floor=5, ahead={"a": 9})
+    lines.let_go(_event(8, "a"))
+    lines.put(_event(11, "a"))
+    lines.let_go(_event(11, "a"))
+    assert lines.gaps == {}
+    lines.let_go(_event(12, "a"))
+    assert lines.gaps == {"a": 12} and lines.count("a") == 1 and lines.count("b") == 0

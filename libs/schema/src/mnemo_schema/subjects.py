@@ -237,6 +237,14 @@ def erasure_filters(partition: Partition = "*") -> list[str]:
 _ERASABLE: Final = ("session", "workspace", "peer", "message")
 
 
+def of_workspace(stored_filter: str, workspace: str) -> str:
+    """A filter of stored events (``mnemo.evt.*.<partition>...``) narrowed to ``workspace``."""
+    prefix = "mnemo.evt.*."
+    if not stored_filter.startswith(prefix):
+        raise ValueError(f"not a filter of stored events of any workspace: {stored_filter!r}")
+    return f"mnemo.evt.{workspace}.{stored_filter.removeprefix(prefix)}"
+
+
 def stage_durable(stage: str, partition: int) -> str:
     """The durable consumer through which ``stage`` reads one partition."""
     return f"{stage}-p{partition}"

@@ -76,7 +76,9 @@ class Projector:
         self.partition = partition
         self._filters = projection.filters(partition)
         # Events received and not yet applied: at most ``max_held`` (see ``intake``).
-        self.intake = Intake(js, self._filters, max_held, projection.name, partition)
+        # A projection taking workspaces in turns holds at most half of it of one workspace.
+        share = max_held // 2 if projection.fair else None
+        self.intake = Intake(js, self._filters, max_held, projection.name, partition, share)
         self._nc = nc
         self._js = js
         self._pool = pool
@@ -153,9 +155,12 @@ class Projector:
             await self._mark_failing(None)
         try:
             while not stop.is_set():
-                if intake.receiving and not lines and lines.received <= self.applied:
+                if intake.receiving and not lines and lines.floor_after() <= self.applied:
+                    # Nothing to apply and the floor where it can be: wait for the log (or a
+                    # workspace's events read again).
+                    await intake.refill(lines)
                     try:
-                        lines.put(await intake.next(0.5))
+                        await intake.wait(0.5)
                     except TimeoutError:
                         # Idle: a rebuild may have reset the position under us.
                         await self.projection.idle()
