@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import pytest
 from psycopg import AsyncConnection
 
 from mnemo_projector.runner import Projector
@@ -68,6 +70,28 @@ class _Turns:
 
     def guarded(self, batch: Sequence[tuple[int, Event]]) -> None:
         return None
+
+
+@dataclass
+class _Two:
+    """A partition's two workspaces: A, whose backlog the tests post, and B, its neighbour."""
+
+    infra: Infra
+    a: str
+    b: str
+    partition: int
+
+
+@pytest.fixture
+async def two(own_nats: str, fresh_database: str) -> AsyncIterator[_Two]:
+    infra = await open_infra(own_nats, fresh_database, "test-turns")
+    a = "turns-a"
+    try:
+        yield _Two(
+            infra, a, neighbour(a, infra.partitions), subjects.partition_of(a, infra.partitions)
+        )
+    finally:
+        await infra.close()
 
 
 async def _post(infra: Infra, workspace: str, n: int) -> list[int]:
@@ -140,34 +164,28 @@ async def _run_until_applied(
     return task
 
 
-async def test_a_neighbour_of_a_backlog_is_applied_in_its_turn(own_nats, fresh_database):
-    infra = await open_infra(own_nats, fresh_database, "test-turns")
-    a = "turns-a"
-    b = neighbour(a, infra.partitions)
-    partition = subjects.partition_of(a, infra.partitions)
-    try:
-        backlog = await _post(infra, a, 200)
-        (late,) = await _post(infra, b, 1)
-        stop = asyncio.Event()
-        task = await _run_until_applied(infra, partition, b, stop)
-        # In log order B would come after all 200 of A's; in turns, after a batch or two.
-        assert await _applied_of(infra, a) <= 5 * BATCH
-        async with infra.pool.connection() as conn:
-            assert await positions.applied(conn, NAME, partition, b) >= late
-            assert await positions.applied(conn, NAME, partition) < late
+async def test_a_neighbour_of_a_backlog_is_applied_in_its_turn(two: _Two) -> None:
+    infra, a, b, partition = two.infra, two.a, two.b, two.partition
+    backlog = await _post(infra, a, 200)
+    (late,) = await _post(infra, b, 1)
+    stop = asyncio.Event()
+    task = await _run_until_applied(infra, partition, b, stop)
+    # In log order B would come after all 200 of A's; in turns, after a batch or two.
+    assert await _applied_of(infra, a) <= 5 * BATCH
+    async with infra.pool.connection() as conn:
+        assert await positions.applied(conn, NAME, partition, b) >= late
+        assert await positions.applied(conn, NAME, partition) < late
 
-        async def all_applied() -> bool:
-            return await _applied_of(infra, a) == 200
+    async def all_applied() -> bool:
+        return await _applied_of(infra, a) == 200
 
-        await _until(all_applied)
-        await _until(lambda: _floor_at(infra, partition, backlog[-1], late))
-        stop.set()
-        await task
-        rows = await _rows(infra, "SELECT applied FROM turns")
-        assert len(rows) == 201 and {r["applied"] for r in rows} == {1}
-        assert await _rows(infra, "SELECT * FROM projection_ahead WHERE name = %s", NAME) == []
-    finally:
-        await infra.close()
+    await _until(all_applied)
+    await _until(lambda: _floor_at(infra, partition, backlog[-1], late))
+    stop.set()
+    await task
+    rows = await _rows(infra, "SELECT applied FROM turns")
+    assert len(rows) == 201 and {r["applied"] for r in rows} == {1}
+    assert await _rows(infra, "SELECT * FROM projection_ahead WHERE name = %s", NAME) == []
 
 
 async def _floor_at(infra: Infra, partition: int, *seqs: int) -> bool:
@@ -175,130 +193,102 @@ async def _floor_at(infra: Infra, partition: int, *seqs: int) -> bool:
         return await positions.applied(conn, NAME, partition) >= max(seqs)
 
 
-async def test_a_projector_stopped_past_its_floor_applies_nothing_twice(own_nats, fresh_database):
-    infra = await open_infra(own_nats, fresh_database, "test-turns-restart")
-    a = "turns-a"
-    b = neighbour(a, infra.partitions)
-    partition = subjects.partition_of(a, infra.partitions)
-    try:
-        await _post(infra, a, 100)
-        (late,) = await _post(infra, b, 1)
-        more = await _post(infra, a, 60)
-        stop = asyncio.Event()
-        task = await _run_until_applied(infra, partition, b, stop)
-        task.cancel()  # as a kill would: mid-batch, nothing more committed
-        await asyncio.gather(task, return_exceptions=True)
-        async with infra.pool.connection() as conn:
-            floor = await positions.applied(conn, NAME, partition)
-            assert floor < late <= await positions.applied(conn, NAME, partition, b)
+async def test_a_projector_stopped_past_its_floor_applies_nothing_twice(two: _Two) -> None:
+    infra, a, b, partition = two.infra, two.a, two.b, two.partition
+    await _post(infra, a, 100)
+    (late,) = await _post(infra, b, 1)
+    more = await _post(infra, a, 60)
+    stop = asyncio.Event()
+    task = await _run_until_applied(infra, partition, b, stop)
+    task.cancel()  # as a kill would: mid-batch, nothing more committed
+    await asyncio.gather(task, return_exceptions=True)
+    async with infra.pool.connection() as conn:
+        floor = await positions.applied(conn, NAME, partition)
+        assert floor < late <= await positions.applied(conn, NAME, partition, b)
 
-        again = await _projector(infra, partition)
-        assert await asyncio.wait_for(again.catch_up(), 60) >= more[-1]
-        rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
-        assert len(rows) == 161 and {r["applied"] for r in rows} == {1}
-        assert sum(r["workspace"] == b for r in rows) == 1
-    finally:
-        await infra.close()
+    again = await _projector(infra, partition)
+    assert await asyncio.wait_for(again.catch_up(), 60) >= more[-1]
+    rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
+    assert len(rows) == 161 and {r["applied"] for r in rows} == {1}
+    assert sum(r["workspace"] == b for r in rows) == 1
 
 
-async def test_a_backlog_beyond_what_a_projector_holds_is_received_as_room_frees(
-    own_nats, fresh_database
-):
-    infra = await open_infra(own_nats, fresh_database, "test-turns-held")
-    a = "turns-a"
-    b = neighbour(a, infra.partitions)
-    partition = subjects.partition_of(a, infra.partitions)
-    try:
-        await _post(infra, a, 150)
-        await _post(infra, b, 20)
-        last = (await _post(infra, a, 30))[-1]
-        projector = await _projector(infra, partition, max_held=4 * BATCH)
-        assert await asyncio.wait_for(projector.catch_up(), 60) >= last
-        # A's events past its share were let go and read again from the log several times,
-        # and it never held more than it may.
-        assert projector.intake.refills >= 3
-        held = cast(_Turns, projector.projection).held
-        assert held and max(held) <= 4 * BATCH
-        rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
-        assert len(rows) == 200 and {r["applied"] for r in rows} == {1}
-        assert sum(r["workspace"] == b for r in rows) == 20
-    finally:
-        await infra.close()
+async def test_a_backlog_beyond_what_a_projector_holds_is_received_as_room_frees(two: _Two) -> None:
+    infra, a, b, partition = two.infra, two.a, two.b, two.partition
+    await _post(infra, a, 150)
+    await _post(infra, b, 20)
+    last = (await _post(infra, a, 30))[-1]
+    projector = await _projector(infra, partition, max_held=4 * BATCH)
+    assert await asyncio.wait_for(projector.catch_up(), 60) >= last
+    # A's events past its share were let go and read again from the log several times,
+    # and it never held more than it may.
+    assert projector.intake.refills >= 3
+    held = cast(_Turns, projector.projection).held
+    assert held and max(held) <= 4 * BATCH
+    rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
+    assert len(rows) == 200 and {r["applied"] for r in rows} == {1}
+    assert sum(r["workspace"] == b for r in rows) == 20
 
 
 async def test_a_neighbour_of_a_backlog_beyond_what_a_projector_holds_is_not_held_back(
-    own_nats, fresh_database
-):
+    two: _Two,
+) -> None:
     """A's backlog fills the partition's hold; B's events, after all of it in the log, are
     still received and applied in their turn, not once A's backlog has made room."""
-    infra = await open_infra(own_nats, fresh_database, "test-turns-beyond")
-    a = "turns-a"
-    b = neighbour(a, infra.partitions)
-    partition = subjects.partition_of(a, infra.partitions)
-    try:
-        backlog = await _post(infra, a, 300)
-        late = await _post(infra, b, 5)
-        more = await _post(infra, a, 40)  # A goes on posting: read again after B's
-        projector = await _projector(infra, partition, max_held=4 * BATCH)
-        stop = asyncio.Event()
-        task = asyncio.create_task(projector.run(stop))
+    infra, a, b, partition = two.infra, two.a, two.b, two.partition
+    backlog = await _post(infra, a, 300)
+    late = await _post(infra, b, 5)
+    more = await _post(infra, a, 40)  # A goes on posting: read again after B's
+    projector = await _projector(infra, partition, max_held=4 * BATCH)
+    stop = asyncio.Event()
+    task = asyncio.create_task(projector.run(stop))
 
-        async def b_applied() -> bool:
-            return await _applied_of(infra, b) == len(late)
+    async def b_applied() -> bool:
+        return await _applied_of(infra, b) == len(late)
 
-        await _until(b_applied)
-        # Held at most 40 at once: in log order B would wait for about 300 of A's events.
-        assert await _applied_of(infra, a) <= 10 * BATCH
-        async with infra.pool.connection() as conn:
-            assert await positions.applied(conn, NAME, partition, b) >= late[-1]
-            assert await positions.applied(conn, NAME, partition) < backlog[-1]
+    await _until(b_applied)
+    # Held at most 40 at once: in log order B would wait for about 300 of A's events.
+    assert await _applied_of(infra, a) <= 10 * BATCH
+    async with infra.pool.connection() as conn:
+        assert await positions.applied(conn, NAME, partition, b) >= late[-1]
+        assert await positions.applied(conn, NAME, partition) < backlog[-1]
 
-        async def all_applied() -> bool:
-            return await _applied_of(infra, a) == len(backlog) + len(more)
+    async def all_applied() -> bool:
+        return await _applied_of(infra, a) == len(backlog) + len(more)
 
-        await _until(all_applied)
-        await _until(lambda: _floor_at(infra, partition, more[-1]))
-        stop.set()
-        await task
-        rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
-        assert len(rows) == 345 and {r["applied"] for r in rows} == {1}
-        held = cast(_Turns, projector.projection).held
-        assert held and max(held) <= 4 * BATCH
-        assert await _rows(infra, "SELECT * FROM projection_ahead WHERE name = %s", NAME) == []
-    finally:
-        await infra.close()
+    await _until(all_applied)
+    await _until(lambda: _floor_at(infra, partition, more[-1]))
+    stop.set()
+    await task
+    rows = await _rows(infra, "SELECT workspace, applied FROM turns ORDER BY seq")
+    assert len(rows) == 345 and {r["applied"] for r in rows} == {1}
+    held = cast(_Turns, projector.projection).held
+    assert held and max(held) <= 4 * BATCH
+    assert await _rows(infra, "SELECT * FROM projection_ahead WHERE name = %s", NAME) == []
 
 
-async def test_events_let_go_then_erased_from_the_log_do_not_hold_the_floor(
-    own_nats, fresh_database
-):
+async def test_events_let_go_then_erased_from_the_log_do_not_hold_the_floor(two: _Two) -> None:
     """Events of A let go past its share and then deleted from the log (as an erasure deletes
     a workspace's) are not waited for: the re-read finds nothing left, and the floor moves on."""
-    infra = await open_infra(own_nats, fresh_database, "test-turns-erased")
-    a = "turns-a"
-    b = neighbour(a, infra.partitions)
-    partition = subjects.partition_of(a, infra.partitions)
-    try:
-        backlog = await _post(infra, a, 100)
-        (late,) = await _post(infra, b, 1)
-        projector = await _projector(infra, partition, max_held=4 * BATCH)
-        erased: list[int] = []
+    infra, a, b, partition = two.infra, two.a, two.b, two.partition
+    backlog = await _post(infra, a, 100)
+    (late,) = await _post(infra, b, 1)
+    projector = await _projector(infra, partition, max_held=4 * BATCH)
+    erased: list[int] = []
 
-        async def erase_once_let_go() -> None:
-            if not erased and a in projector.intake.gapped:
-                erased.extend(backlog[3 * BATCH :])
-                for seq in erased:
-                    await infra.js.delete_msg(subjects.STREAM, seq)
+    async def erase_once_let_go() -> None:
+        if not erased and a in projector.intake.gapped:
+            erased.extend(backlog[3 * BATCH :])
+            for seq in erased:
+                await infra.js.delete_msg(subjects.STREAM, seq)
 
-        cast(_Turns, projector.projection).before = erase_once_let_go
-        stop = asyncio.Event()
-        task = asyncio.create_task(projector.run(stop))
-        await _until(lambda: _floor_at(infra, partition, late), timeout=30)
-        stop.set()
-        await task
-        assert erased, "A's backlog was let go past its share"
-        rows = await _rows(infra, "SELECT seq, applied FROM turns ORDER BY seq")
-        assert {r["applied"] for r in rows} == {1}
-        assert {r["seq"] for r in rows} == set(backlog[: 3 * BATCH]) | {late}
-    finally:
-        await infra.close()
+    cast(_Turns, projector.projection).before = erase_once_let_go
+    stop = asyncio.Event()
+    task = asyncio.create_task(projector.run(stop))
+    await _until(lambda: _floor_at(infra, partition, late), timeout=30)
+    stop.set()
+    await task
+    assert erased, "A's backlog was let go past its share"
+    rows = await _rows(infra, "SELECT seq, applied FROM turns ORDER BY seq")
+    assert {r["applied"] for r in rows} == {1}
+    assert {r["seq"] for r in rows} == set(backlog[: 3 * BATCH]) | {late}
