@@ -1,8 +1,9 @@
 """Fixtures for tests outside tests/integration that need a real Postgres (with pgvector),
-migrated to Mnemo's schema.
+migrated to Mnemo's schema, or a real JetStream.
 
-Started on demand, once per run: the pgvector adapter's contract cases and the retrieval
-engine's component tests use it; tests/integration has its own servers and databases.
+Started on demand, once per run: the pgvector adapter's contract cases, the retrieval engine's
+component tests and the contract cases of adapters on the bus use them; tests/integration has
+its own servers and databases.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from mnemo_cli.migrations import migrate_all_blocking
 from mnemo_runtime.pg import open_pool
-from mnemo_runtime.stack import LocalPostgres, free_port
+from mnemo_runtime.stack import LocalNats, LocalPostgres, free_port
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +46,14 @@ async def pg_pool(pg_url: str) -> AsyncIterator[AsyncConnectionPool]:
     pool = await open_pool(pg_url, min_size=1, max_size=4)
     yield pool
     await pool.close()
+
+
+@pytest.fixture(scope="session")
+def js_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A JetStream-enabled NATS server: NATS_URL's, else a throwaway local one."""
+    if url := os.environ.get("NATS_URL"):
+        yield url
+        return
+    local = LocalNats(Path(tmp_path_factory.mktemp("nats")), free_port())
+    yield local.start()
+    local.stop()

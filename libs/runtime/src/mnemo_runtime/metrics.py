@@ -53,6 +53,17 @@ STAGE_PENDING_WORK = Gauge(
     "Events a stage has not finished: not yet delivered plus delivered and unacknowledged.",
     ("stage",),
 )
+STAGE_LET_GO = Counter(
+    "mnemo_stage_let_go_messages_total",
+    "Messages a stage acknowledged unheld past their workspace's share of its hold, to read"
+    " again from the log (not counted in its pending work units while they wait).",
+    ("stage",),
+)
+STAGE_GAPS = Gauge(
+    "mnemo_stage_gaps",
+    "Workspaces with messages a stage let go past their share and has not finished yet.",
+    ("stage",),
+)
 PROJECTION_PENDING = Gauge(
     "mnemo_projection_pending_events",
     "Events of a projection's filter in the log after its applied position.",

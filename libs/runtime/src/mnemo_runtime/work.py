@@ -269,6 +269,8 @@ def nak_later(m: Msg) -> Callable[[float], Awaitable[None]]:
 
 
 Handler = Callable[[int, list[Delivery]], Awaitable[None]]
+# Called with a partition taken and the position its durable delivers again after.
+Started = Callable[[int, int], Awaitable[None]]
 
 
 class PartitionFeeds:
@@ -285,9 +287,11 @@ class PartitionFeeds:
         dead: DeadLetters,
         fetch: int = 256,
         room: Room | None = None,
+        started: Started | None = None,
     ) -> None:
         self.group = group
         self._room = room
+        self._started = started
         self._js = js
         self._config = config
         self._handle = handle
@@ -303,7 +307,9 @@ class PartitionFeeds:
 
     async def start(self, partition: int) -> None:
         config = self._config(partition)
-        await take_over(self._js, config)
+        floor = await take_over(self._js, config)
+        if self._started is not None:
+            await self._started(partition, floor)
         stop = asyncio.Event()
         task = asyncio.create_task(self._feed(partition, config, stop))
         self._feeds[partition] = (stop, task)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from mnemo_deriver.adapters.bus import consume
+from mnemo_deriver.adapters.gaps import PgGapRecords
 from mnemo_deriver.adapters.progress import LogProgress, hand_over
+from mnemo_deriver.adapters.reread import LogReread
 from mnemo_deriver.adapters.turns import LogTurns
 from mnemo_deriver.local import local_deriver
+from mnemo_deriver.rereads import Rereads
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.bus import EventPublisher
@@ -50,6 +53,12 @@ async def run(
         dead,
         LogProgress(events, infra.nc.publish),
         LogTurns(infra.nc),
+        rereads=Rereads(
+            settings.share, PgGapRecords(infra.pool), reread := LogReread(infra.nc, infra.js)
+        ),
     )
-    async with held_by(infra.database_url, infra.partitions, stop, leases) as held:
-        await consume(infra.js, service, stop, settings, dead, held)
+    try:
+        async with held_by(infra.database_url, infra.partitions, stop, leases) as held:
+            await consume(infra.js, service, stop, settings, dead, held)
+    finally:
+        await reread.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mnemo_runtime.deadletters import Letter
 from mnemo_schema.events import MessagePosted
 
 
@@ -41,6 +42,35 @@ class Batch:
     last_added_at: float
     items: list[Item] = field(default_factory=list)
     tokens: int = 0
+
+    @property
+    def newest(self) -> int:
+        """The position of its newest message."""
+        return max(i.seq for i in self.items)
+
+    @property
+    def sessions(self) -> list[str]:
+        """The sessions of its messages."""
+        return sorted({i.message.session_id for i in self.items})
+
+    def alone(self, item: Item) -> Batch:
+        """One of its messages as a batch of its own."""
+        return Batch(self.key, self.opened_at, self.last_added_at, [item])
+
+    def letter(self, reason: str, attempts: int) -> Letter:
+        """The dead letter that parks it."""
+        k, seqs = self.key, [i.seq for i in self.items]
+        return Letter(
+            key=f"{k.workspace}/{k.observer}/{k.observed}/{seqs[0]}-{seqs[-1]}",
+            reason=reason,
+            stream_seq=seqs[0] if len(seqs) == 1 else None,
+            workspace=k.workspace,
+            session_id=self.items[0].message.session_id,
+            observer=k.observer,
+            observed=k.observed,
+            attempts=attempts,
+            detail={"seqs": seqs, "message_ids": [i.message.message_id for i in self.items]},
+        )
 
 
 class Batcher:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from mnemo_deriver.batching import RepKey
 from mnemo_deriver.turns import TurnLog
 from mnemo_runtime.deadletters import Letter
-from mnemo_schema.events import Envelope
+from mnemo_schema.events import Envelope, MessagePosted
 
-__all__ = ["DeadLetters", "ObservationLog", "Progress", "TurnLog"]
+__all__ = ["DeadLetters", "GapRecords", "ObservationLog", "Progress", "Reread", "TurnLog"]
 
 
 class ObservationLog(Protocol):
@@ -42,4 +42,43 @@ class Progress(Protocol):
         """Its messages up to ``seq`` (in ``sessions``) are done; its newest observation is at
         ``observation_seq`` (0: none new), which readers see once the memory projection has
         applied it."""
+        ...
+
+
+class GapRecords(Protocol):
+    """Where each workspace's gap begins (``mnemo_deriver.gaps``), kept across a crash or a
+    hand-over of its partition."""
+
+    async def load(self, partition: int) -> dict[str, int]:
+        """The records of ``partition``'s workspaces: workspace -> position."""
+        ...
+
+    async def keep(self, workspace: str, partition: int, position: int) -> None:
+        """Record (or move) ``workspace``'s gap at ``position``."""
+        ...
+
+    async def drop(self, workspace: str) -> None:
+        """Nothing of ``workspace``'s gap is left."""
+        ...
+
+
+# Messages a re-read delivers, in log order; False when it is to stop.
+Sink = Callable[[list[tuple[int, MessagePosted]]], Awaitable[bool]]
+
+
+class Reread(Protocol):
+    """One workspace's messages read again from the log, from a position on, in order."""
+
+    async def start(self, partition: int, workspace: str, start: int, sink: Sink) -> None:
+        """Read ``workspace``'s messages in ``partition`` from ``start`` on into ``sink``
+        (replacing a re-read of it still running)."""
+        ...
+
+    async def stop(self, workspace: str) -> None:
+        """Stop the re-read of ``workspace`` (none running: nothing happens)."""
+        ...
+
+    async def any_from(self, partition: int, workspace: str, start: int) -> bool:
+        """Whether the log holds a message of ``workspace`` at or after ``start`` (those let go
+        may have been erased since)."""
         ...

@@ -30,10 +30,11 @@ from mnemo_deriver.batching import Batch, Batcher, Item, RepKey
 from mnemo_deriver.extraction import extract
 from mnemo_deriver.held import HeldMessages, Pending
 from mnemo_deriver.ports import DeadLetters, ObservationLog, Progress, TurnLog
+from mnemo_deriver.rereads import Rereads
 from mnemo_deriver.scheduling import FairQueue
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_deriver.turns import PrecedingTurns
-from mnemo_runtime.deadletters import Letter, Reparked, transient
+from mnemo_deriver.turns import PrecedingTurns, Turn
+from mnemo_runtime.deadletters import Reparked, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected, ModelUnavailable
 from mnemo_runtime.precedence import precedence
@@ -66,6 +67,7 @@ class DeriverService:
         progress: Progress,
         turn_log: TurnLog,
         clock: Callable[[], float] = time.monotonic,
+        rereads: Rereads | None = None,
     ) -> None:
         self._s = settings
         self._model = model
@@ -86,32 +88,66 @@ class DeriverService:
         self._work: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
+        # Letting go of a workspace's messages past its share, read again later (None: every
+        # delivered message is held, up to the durable's limit).
+        self.rereads = rereads
+        if rereads is not None:
+            rereads.attach(self.held, self._take_again)
 
     async def deliver(self, partition: int, deliveries: list[Delivery]) -> None:
-        """Take delivered messages of ``partition`` into their representations' batches."""
+        """Take delivered messages of ``partition`` into their representations' batches (or
+        let them go, past their workspace's share: ``rereads``)."""
         now = self._clock()
         for d in deliveries:
             e = d.event
             self._partition[e.workspace] = partition
             pending = self.held.get(d.seq)
             if pending is not None:
-                # Delivered again while its batches wait or run: the newest delivery settles it.
-                pending.delivery = d
+                if pending.again:  # held as read again: that settles it, not this delivery
+                    await _ack(d)
+                else:  # delivered again while its batches wait or run: the newest settles it
+                    pending.delivery = d
                 continue
-            turn = self._turns.delivered(partition, d.seq, e)
-            if not e.representations or not e.reasoning:
-                # No representation to feed, or reasoning switched off for it (no work unit is
-                # counted); it still is the turn before the session's next message.
-                await d.ack()
+            if self.rereads is not None and await self.rereads.let_go(
+                partition, d, self.held.count(e.workspace)
+            ):
                 continue
-            owner = self.held.hold(d, len(e.representations), partition)
-            context = turn.message if turn.message and turn.message.peer_id != e.peer_id else None
-            for rep in e.representations:
-                key = RepKey(e.workspace, rep.observer, rep.observed, e.instructions)
-                item = Item(d.seq, e, context, owner, context_unknown=turn.unknown)
-                for batch in self.batcher.add(key, item, now):
-                    self.queue.put(batch)
+            await self._take(partition, d, self._turns.delivered(partition, d.seq, e), now)
         self._pump()
+
+    async def _take(
+        self, partition: int, d: Delivery, turn: Turn, now: float, *, again: bool = False
+    ) -> None:
+        """Hold ``d`` and add it to its representations' batches."""
+        e = d.event
+        if not e.representations or not e.reasoning:
+            # No representation to feed, or reasoning switched off for it (no work unit is
+            # counted); it still is the turn before the session's next message.
+            await d.ack()
+            return
+        owner = self.held.hold(d, len(e.representations), partition, again=again)
+        context = turn.message if turn.message and turn.message.peer_id != e.peer_id else None
+        for rep in e.representations:
+            key = RepKey(e.workspace, rep.observer, rep.observed, e.instructions)
+            item = Item(d.seq, e, context, owner, context_unknown=turn.unknown)
+            for batch in self.batcher.add(key, item, now):
+                self.queue.put(batch)
+
+    async def _take_again(self, partition: int, d: Delivery, turn: Turn) -> None:
+        """Take a message read again from the log (``rereads``)."""
+        await self._take(partition, d, turn, self._clock(), again=True)
+        self._pump()
+
+    async def resume(self, partition: int, floor: int) -> None:
+        """``partition`` is taken (its durable delivers again after ``floor``): read again what
+        its previous owner let go."""
+        if self.rereads is not None:
+            await self.rereads.resume(partition, floor)
+
+    async def tend(self) -> None:
+        """Start, stop and record the re-reads of let-go messages (``rereads``)."""
+        if self.rereads is not None and self.rereads.gaps:
+            await self.rereads.tend(self.held.full, lambda p: p in self._leaving)
 
     def tick(self) -> int:
         """Queue the batches whose idle or age rule fired; how many."""
@@ -149,6 +185,8 @@ class DeriverService:
             self._idle.clear()
             await self._idle.wait()
         self._leaving.discard(partition)
+        if self.rereads is not None:
+            await self.rereads.release(partition)
         self.held.forget(partition)
         self._failures = Counter({k: n for k, n in self._failures.items() if keep(k[1])})
         self._turns.forget(partition)
@@ -228,10 +266,10 @@ class DeriverService:
         ):
             try:
                 await self._resolve_context(batch)
-                sessions = _sessions(batch)
-                await self._bookkeeping(self._progress.taken, batch.key, _newest(batch), sessions)
+                sessions = batch.sessions
+                await self._bookkeeping(self._progress.taken, batch.key, batch.newest, sessions)
                 observation_seq = await self._derive(batch)
-                await self._progress.done(batch.key, _newest(batch), observation_seq, sessions)
+                await self._progress.done(batch.key, batch.newest, observation_seq, sessions)
             except (MalformedOutput, ModelRejected) as err:
                 return await self._give_up(batch, f"{type(err).__name__}: {err}")
             except Exception as err:
@@ -245,7 +283,7 @@ class DeriverService:
             return _Result("retry", [batch], self._s.retry_delay_s)
         if len(batch.items) > 1:
             log.warning("deriver.batch_split", error=repr(err), messages=len(batch.items))
-            return _Result("retry", [_alone(batch, i) for i in batch.items], 0.0)
+            return _Result("retry", [batch.alone(i) for i in batch.items], 0.0)
         item = batch.items[0]
         self._failures[(item.seq, batch.key)] += 1
         attempts = self._attempts(batch)
@@ -258,7 +296,7 @@ class DeriverService:
         """Park the batch as a dead letter; its messages count as done (failed)."""
         try:
             await self._park(batch, reason)
-            await self._progress.done(batch.key, _newest(batch), 0, _sessions(batch))
+            await self._progress.done(batch.key, batch.newest, 0, batch.sessions)
         except Exception as err:
             if not transient(err):
                 raise
@@ -292,25 +330,11 @@ class DeriverService:
         if not events:
             return 0
         # The last one says the batch is through: once it is applied, its messages are formed.
-        events[-1] = events[-1].model_copy(update={"formed_through": _newest(batch)})
+        events[-1] = events[-1].model_copy(update={"formed_through": batch.newest})
         return max(await self._log.publish(events))
 
     async def _park(self, batch: Batch, reason: str) -> None:
-        k = batch.key
-        seqs = [i.seq for i in batch.items]
-        await self._dead.park(
-            Letter(
-                key=f"{k.workspace}/{k.observer}/{k.observed}/{seqs[0]}-{seqs[-1]}",
-                reason=reason,
-                stream_seq=seqs[0] if len(seqs) == 1 else None,
-                workspace=k.workspace,
-                session_id=batch.items[0].message.session_id,
-                observer=k.observer,
-                observed=k.observed,
-                attempts=self._attempts(batch),
-                detail={"seqs": seqs, "message_ids": [i.message.message_id for i in batch.items]},
-            )
-        )
+        await self._dead.park(batch.letter(reason, self._attempts(batch)))
 
     async def redrive(
         self, letter: dict[str, Any], events: list[tuple[int, MessagePosted]]
@@ -368,14 +392,8 @@ class DeriverService:
         return out
 
 
-def _alone(batch: Batch, item: Item) -> Batch:
-    """One message of ``batch`` as a batch of its own."""
-    return Batch(batch.key, batch.opened_at, batch.last_added_at, [item])
-
-
-def _newest(batch: Batch) -> int:
-    return max(i.seq for i in batch.items)
-
-
-def _sessions(batch: Batch) -> list[str]:
-    return sorted({i.message.session_id for i in batch.items})
+async def _ack(d: Delivery) -> None:
+    try:
+        await d.ack()
+    except Exception as err:
+        log.warning("deriver.ack_failed", seq=d.seq, error=repr(err))

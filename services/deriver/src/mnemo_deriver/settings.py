@@ -30,9 +30,17 @@ class DeriverSettings(BaseSettings):
     # work delivered again by the replica taking them over, so this only needs to outlast a
     # backlog; a delivery of a message still waiting or running is ignored.
     ack_wait_s: float = 600.0
+    # Messages a partition's durable delivers unacknowledged, at most: the deriver holds each
+    # until it is derived, and the rest of the partition waits in the bus.
+    max_ack_pending: int = Field(default=20_000, ge=2)
+    # Of those, one workspace's at most (unset: half of them). Past it, the workspace's later
+    # messages are acknowledged without being held and read again from the log as its held
+    # ones are derived (``mnemo_deriver.gaps``): a backlog larger than the durable's limit does
+    # not keep the partition's other workspaces from being delivered.
+    workspace_share: int | None = Field(default=None, ge=1)
     # Messages a replica holds delivered and not yet derived, over all its partitions, at most
     # (about: a fetch may take a batch past it). Each partition's durable holds its own share
-    # back at 20,000; this bounds the replica's memory when many partitions are far behind at
+    # back at ``max_ack_pending``; this bounds the replica's memory when many partitions are far behind at
     # once: it fetches again as work completes, and the rest waits in the bus.
     held_messages: int = Field(default=50_000, ge=1)
     # Batches processed at once; more would only queue on the model and the database pool.
@@ -41,3 +49,8 @@ class DeriverSettings(BaseSettings):
     # every shared slot, a new conversation's batch starts at once instead of waiting for one
     # of the backlog's to finish.
     reserved_slots: int = Field(default=1, ge=0)
+
+    @property
+    def share(self) -> int:
+        """One workspace's share of a partition's hold."""
+        return self.workspace_share or max(1, self.max_ack_pending // 2)

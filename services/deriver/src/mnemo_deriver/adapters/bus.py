@@ -12,10 +12,13 @@ from nats.js.api import ConsumerConfig
 from mnemo_deriver.service import DeriverService
 from mnemo_deriver.settings import DeriverSettings
 from mnemo_runtime.deadletters import DeadLetters, letter_partition, redrive_loop
+from mnemo_runtime.logging import get_logger
 from mnemo_runtime.partitions import Leases
 from mnemo_runtime.work import PartitionFeeds, stage_consumer
 from mnemo_schema import subjects
 from mnemo_schema.events import MessagePosted, decode_event
+
+log = get_logger("mnemo.deriver")
 
 
 def consumer(settings: DeriverSettings, partition: int) -> ConsumerConfig:
@@ -24,6 +27,7 @@ def consumer(settings: DeriverSettings, partition: int) -> ConsumerConfig:
         subjects.message_filter(partition),
         subjects.stage_durable(subjects.DERIVER, partition),
         ack_wait=settings.ack_wait_s,
+        max_ack_pending=settings.max_ack_pending,
     )
 
 
@@ -50,6 +54,7 @@ async def consume(
         dead,
         settings.fetch_batch,
         room=service.held,
+        started=service.resume,
     )
     leases.add(feeds)
     ticker = asyncio.create_task(_tick(service, stop))
@@ -106,4 +111,8 @@ async def _redrive(js: JetStreamContext, service: DeriverService, letter: dict[s
 async def _tick(service: DeriverService, stop: asyncio.Event) -> None:
     while not stop.is_set():
         service.tick()
+        try:
+            await service.tend()
+        except Exception:
+            log.exception("deriver.tend_failed")
         await asyncio.sleep(0.02)
