@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Protocol
 
 from nats.aio.msg import Msg
@@ -240,15 +241,20 @@ async def message_deliveries(
     fetch: int = 256,
     dead: DeadLetters,
     room: Room | None = None,
+    wanted: Callable[[str, int], bool] | None = None,
 ) -> AsyncIterator[list[Delivery]]:
     """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
 
     Other events on message subjects concern no such stage and are acknowledged at once;
-    undecodable ones are parked in ``dead`` and acknowledged.
+    undecodable ones are parked in ``dead`` and acknowledged. ``wanted`` (subject, position)
+    may say before decoding that the stage does not want a message: it is acknowledged unread.
     """
     async for msgs in durable_batches(js, config, stop, fetch=fetch, room=room):
         deliveries = []
         for m in msgs:
+            if wanted is not None and not wanted(m.subject, int(m.metadata.sequence.stream)):
+                await m.ack()
+                continue
             event = await decode_or_park(m, dead)
             if not isinstance(event, MessagePosted):
                 await m.ack()
@@ -271,6 +277,9 @@ def nak_later(m: Msg) -> Callable[[float], Awaitable[None]]:
 Handler = Callable[[int, list[Delivery]], Awaitable[None]]
 # Called with a partition taken and the position its durable delivers again after.
 Started = Callable[[int, int], Awaitable[None]]
+# Whether a stage wants a message of a partition, by its subject and position (False: it is
+# acknowledged without being decoded).
+Wanted = Callable[[int, str, int], bool]
 
 
 class PartitionFeeds:
@@ -288,8 +297,10 @@ class PartitionFeeds:
         fetch: int = 256,
         room: Room | None = None,
         started: Started | None = None,
+        wanted: Wanted | None = None,
     ) -> None:
         self.group = group
+        self._wanted = wanted
         self._room = room
         self._started = started
         self._js = js
@@ -324,8 +335,15 @@ class PartitionFeeds:
     async def _feed(self, partition: int, config: ConsumerConfig, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
+                wanted = self._wanted
                 async for deliveries in message_deliveries(
-                    self._js, config, stop, fetch=self._fetch, dead=self._dead, room=self._room
+                    self._js,
+                    config,
+                    stop,
+                    fetch=self._fetch,
+                    dead=self._dead,
+                    room=self._room,
+                    wanted=None if wanted is None else partial(wanted, partition),
                 ):
                     await self._handle(partition, deliveries)
             except asyncio.CancelledError:

@@ -92,6 +92,10 @@ class Gaps:
             return True
         return held >= self.share or seq <= self._through(workspace)
 
+    def read_through(self, workspace: str, seq: int) -> bool:
+        """Whether a closed gap's re-read of ``workspace`` passed ``seq``."""
+        return seq <= self._through(workspace)
+
     def needs_record(self, workspace: str, seq: int) -> bool:
         """Whether letting go of ``seq`` opens a gap (its record kept first)."""
         gap = self._gaps.get(workspace)

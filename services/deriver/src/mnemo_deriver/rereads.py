@@ -16,6 +16,7 @@ from mnemo_runtime import metrics
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
+from mnemo_schema.subjects import workspace_of_subject
 
 log = get_logger("mnemo.deriver")
 
@@ -63,6 +64,24 @@ class Rereads:
         for workspace, position in (await self._records.load(partition)).items():
             gap = self.gaps.resume(workspace, partition, position, floor)
             log.info("deriver.gap_resumed", workspace=workspace, position=position, open=gap.open)
+
+    def wanted(self, subject: str, seq: int, held: HeldMessages) -> bool:
+        """Whether a delivery at ``seq`` on ``subject`` is to be decoded: not when its
+        workspace's gap is open or the gap's re-read passed it (it is let go, acknowledged
+        unread by the caller); a redelivery of a held message is."""
+        if not self.gaps or held.get(seq) is not None:
+            return True
+        workspace = workspace_of_subject(subject)
+        if workspace is None:
+            return True
+        gap = self.gaps.of(workspace)
+        if gap is not None and gap.open:
+            self.gaps.let_go(workspace, seq)
+        elif not self.gaps.read_through(workspace, seq):
+            return True
+        self.let_go_count += 1
+        metrics.STAGE_LET_GO.labels("deriver").inc()
+        return False
 
     async def let_go(self, partition: int, d: Delivery, held: int) -> bool:
         """Acknowledge ``d`` without holding it if its workspace is past its share (its gap's

@@ -55,6 +55,7 @@ async def consume(
         settings.fetch_batch,
         room=service.held,
         started=service.resume,
+        wanted=service.wanted,
     )
     leases.add(feeds)
     ticker = asyncio.create_task(_tick(service, stop))
