@@ -21,19 +21,21 @@ import asyncio
 import time
 from typing import Any
 
+from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from mnemo_projector.lines import Lines
 from mnemo_projector.quarantine import Delivered
+from mnemo_runtime import direct
 from mnemo_runtime.logging import get_logger
 from mnemo_schema import subjects
 
 log = get_logger("mnemo.projector")
 
-# A re-read that has had nothing for this long asks its consumer whether anything is left: an
-# event it was to read again may have been erased from the log since it was let go.
+# A re-read that has had nothing for this long asks the log whether anything of its workspace is
+# left to read: an event it was to read again may have been erased since it was let go.
 REFILL_QUIET_S = 2.0
 
 
@@ -44,7 +46,6 @@ class _Refill:
         self.workspace = workspace
         self.sub: Any = None
         self.heard = time.monotonic()
-        self.last = 0  # the newest event it delivered that was taken
 
 
 class Intake:
@@ -53,6 +54,7 @@ class Intake:
 
     def __init__(
         self,
+        nc: NATS,
         js: JetStreamContext,
         filters: list[str],
         max_held: int,
@@ -60,6 +62,7 @@ class Intake:
         partition: int,
         share: int | None = None,
     ) -> None:
+        self._nc = nc
         self._js = js
         self._filters = filters
         self.max_held = max_held
@@ -155,7 +158,6 @@ class Intake:
         if self._refills.get(workspace) is not refill:
             return  # from a re-read stopped since: its events are read again from the gap
         refill.heard = time.monotonic()
-        refill.last = item.seq
         if self.share is not None and lines.count(workspace) >= self.share:
             await self._stop_refill(workspace)  # full again: on from its gap once it has room
             return
@@ -182,10 +184,28 @@ class Intake:
                     await self._start_refill(workspace, gap)
             elif time.monotonic() - refill.heard > REFILL_QUIET_S:
                 refill.heard = time.monotonic()
-                if await _nothing_left(refill):
+                # An event let go while the log is asked is in it; one let go since is not seen.
+                let_go = self._let_go.get(workspace)
+                if (
+                    not await self._left(workspace, gap)
+                    and self._refills.get(workspace) is refill
+                    and self._let_go.get(workspace) == let_go
+                ):
                     lines.close_gap(workspace)
                     self._let_go.pop(workspace, None)
                     await self._stop_refill(workspace)
+
+    async def _left(self, workspace: str, start: int) -> bool:
+        """Whether the log holds an event of ``workspace`` on the projection's filters at or
+        after ``start`` (asked of the stream itself: past erased events, a consumer's position
+        moves on with nothing delivered); True when the log cannot be asked."""
+        try:
+            for f in self._filters:
+                if await direct.next_from(self._nc, subjects.of_workspace(f, workspace), start):
+                    return True
+        except Exception:
+            return True
+        return False
 
     async def _start_refill(self, workspace: str, start: int) -> None:
         refill = _Refill(workspace)
@@ -242,13 +262,3 @@ async def _unsubscribe(sub: Any) -> None:
         await sub.unsubscribe()
     except Exception:
         log.debug("projector.unsubscribe_failed")
-
-
-async def _nothing_left(refill: _Refill) -> bool:
-    """Whether ``refill``'s consumer has nothing left in the log and nothing on its way."""
-    try:
-        info = await refill.sub.consumer_info()
-    except Exception:
-        return False
-    delivered = int(info.delivered.stream_seq or 0) if info.delivered else 0
-    return int(info.num_pending or 0) == 0 and delivered <= refill.last

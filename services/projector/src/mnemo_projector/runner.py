@@ -78,7 +78,7 @@ class Projector:
         # Events received and not yet applied: at most ``max_held`` (see ``intake``).
         # A projection taking workspaces in turns holds at most half of it of one workspace.
         share = max_held // 2 if projection.fair else None
-        self.intake = Intake(js, self._filters, max_held, projection.name, partition, share)
+        self.intake = Intake(nc, js, self._filters, max_held, projection.name, partition, share)
         self._nc = nc
         self._js = js
         self._pool = pool
