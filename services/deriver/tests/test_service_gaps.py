@@ -167,3 +167,27 @@ async def test_a_workspace_let_go_is_acknowledged_unread_and_still_derived_once(
     assert svc.wanted(0, "mnemo.evt.a.0.msg.s", a[0][0])  # held: its redelivery is looked at
     await _drive(svc, lambda: len(_derived(out, "a")) == 20 and not records.rows)
     assert _derived(out, "a") == [s for s, _ in a]
+
+
+async def test_a_partition_handed_over_stops_its_rereads_and_keeps_their_record() -> None:
+    log, records = MemoryLog(), Records()
+    svc, out, reread = _service(log, records, share=2)
+    durable = Settled()
+    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 41)]
+    await svc.deliver(0, [durable.delivery(s, e) for s, e in a])
+    await _drive(svc, lambda: len(_derived(out, "a")) >= 6)
+    await svc.release(0)
+    assert reread._reads == {}  # nothing read again for a partition no longer ours
+    assert svc.rereads is not None and svc.rereads.gaps.of("a") is None
+    derived = set(_derived(out, "a"))
+    # What the record says is not derived yet is all that is left: the next owner's part.
+    position = records.rows["a"][1]
+    assert {s for s, _ in a if s < position} <= derived
+    assert max(derived) < a[-1][0]
+    # And nothing more is taken or derived here.
+    published = len(out.events)
+    for _ in range(20):
+        svc.tick()
+        await svc.tend()
+        await asyncio.sleep(0.005)
+    assert len(out.events) == published and len(svc.held) == 0

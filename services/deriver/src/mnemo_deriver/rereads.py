@@ -188,6 +188,14 @@ class Rereads:
             if position is None:
                 self._heard.pop(workspace, None)
 
+    async def pause(self, partition: int) -> None:
+        """``partition`` is being handed over: its re-reads stop taking messages (``tend``
+        starts none while it leaves)."""
+        for workspace, gap in self.gaps.items():
+            if gap.partition == partition:
+                gap.reading = 0
+                await self._reread.stop(workspace)
+
     async def release(self, partition: int) -> None:
         """``partition`` is handed over: stop its re-reads, forget its gaps (their records stay
         for the next owner, brought up to date first)."""

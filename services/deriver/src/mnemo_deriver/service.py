@@ -182,6 +182,8 @@ class DeriverService:
             return self._partition.get(key.workspace) != partition
 
         self._leaving.add(partition)
+        if self.rereads is not None:
+            await self.rereads.pause(partition)
         self.batcher.drop(keep)
         self.queue.drop(keep)
         for key in [k for k in self._waiting if not keep(k)]:
