@@ -1,13 +1,19 @@
-"""Deliveries in, one session at a time; summaries out when a cadence is reached; acks last.
+"""Deliveries in, counted one by one; summaries written in the sessions' turns; acks last.
 
-A delivered message is acknowledged once its session's counters include it, every summary it
-completed is published (or parked as a dead letter) and the session's progress (for the queue
-status) says so. A model outage (or the database or the bus being away) hands it back for
-redelivery, and the later messages of its session follow it back so the session is counted in
-order. Any other failure is tried again up to ``max_attempts`` deliveries and then parked as a
-dead letter, so one message never holds its session back. Deliveries are handled one by one:
-summaries are rare (one call per 20 messages) and order within a session matters more than
-parallel model calls.
+A delivered message is counted toward its session's summaries as it comes. One whose count
+completes a summary waits in its session's line (``lines``): a session's summaries are written
+in order, the sessions of all workspaces sharing ``max_concurrent_summaries`` slots in turns,
+while the later messages of every session are counted. A message is acknowledged once it is
+counted, every summary it completed is published (or parked as a dead letter), and its
+session's progress (for the queue status) is recorded; a session's progress never passes a
+summary not yet written, and the message that completed it stays unacknowledged until it is,
+so a crash delivers it again (and counts what followed it again, from what is stored).
+
+A model outage (or the database or the bus being away) leaves the summary at the head of its
+line, tried again after ``retry_delay_s``, without limit. Any other failure is tried again until
+the message has failed ``max_attempts`` times (deliveries by the bus included), then the summary
+is parked as a dead letter and the session goes on. A message that cannot be counted (its
+session's state not readable) is handed back to the bus, its session's later messages after it.
 
 A session's counters are rebuilt from what is stored (its summaries and messages) when it is
 first met; they are read only once the entity projection holds every message before the one
@@ -17,7 +23,8 @@ being counted, so what is counted depends on the log alone.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+import contextlib
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -31,6 +38,7 @@ from mnemo_schema.events import MessagePosted
 from mnemo_schema.summaries import SummaryType
 from mnemo_summarizer.cadence import Cadence, Job, SessionLog
 from mnemo_summarizer.domain import answer, redriven_summary, request, summary_event, turn_of
+from mnemo_summarizer.lines import Due, Lines
 from mnemo_summarizer.ports import DeadLetters, Progress, SessionHistory, SummaryLog
 from mnemo_summarizer.settings import SummarizerSettings
 
@@ -75,6 +83,14 @@ class SummarizerService:
         # What the deliveries being handled completed: acks wait for their progress record.
         self._acks: list[Delivery] = []
         self._done: dict[SessionKey, tuple[int, int]] = {}
+        # The summaries due, and those being written.
+        self.lines = Lines()
+        self._counted: dict[SessionKey, int] = {}  # session -> its newest message counted
+        self._writing: set[asyncio.Task[None]] = set()
+        self._running: Counter[SessionKey] = Counter()
+        self._waiting: dict[SessionKey, asyncio.TimerHandle] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     def session(self, workspace: str, session_id: str) -> SessionLog | None:
         """The in-memory state of a session, if loaded."""
@@ -86,6 +102,7 @@ class SummarizerService:
         for d in deliveries:
             self._partition[(d.event.workspace, d.event.session_id)] = partition
             await self.handle(d)
+        self._pump()
         await self.settle()
 
     async def settle(self) -> None:
@@ -93,7 +110,11 @@ class SummarizerService:
         acks, self._acks = self._acks, []
         done, self._done = self._done, {}
         if done and not await self._record(done):
-            return  # not acknowledged: delivered again, counted as seen, recorded then
+            # Handed back: delivered again shortly, counted as seen, recorded then.
+            for d in acks:
+                with contextlib.suppress(Exception):
+                    await d.nak(self._s.retry_delay_s)
+            return
         for d in acks:
             try:
                 await d.ack()
@@ -111,12 +132,31 @@ class SummarizerService:
         return False
 
     async def release(self, partition: int) -> None:
-        """Forget the sessions of ``partition``: another replica counts them now."""
+        """Forget the sessions of ``partition``: another replica counts them now. Summaries
+        being written are finished; those waiting are left to it (their messages are not
+        acknowledged: it is delivered them again)."""
+
+        def keep(key: SessionKey) -> bool:
+            return self._partition.get(key) != partition
+
+        self.lines.drop(keep)
+        for key in [k for k in self._waiting if not keep(k)]:
+            self._waiting.pop(key).cancel()
+        while any(not keep(k) for k in self._running):
+            self._idle.clear()
+            await self._idle.wait()
         gone = [k for k, p in self._partition.items() if p == partition]
         for key in gone:
             self._sessions.pop(key, None)
             self._blocked.pop(key, None)
+            self._counted.pop(key, None)
             del self._partition[key]
+
+    async def drain(self) -> None:
+        """Wait until every summary due is written (or parked), and settled."""
+        while self._writing or len(self.lines) or self._waiting:
+            self._idle.clear()
+            await self._idle.wait()
 
     def _completed(self, d: Delivery, summary_seq: int = 0) -> None:
         key = (d.event.workspace, d.event.session_id)
@@ -125,7 +165,7 @@ class SummarizerService:
         self._acks.append(d)
 
     async def handle(self, d: Delivery) -> None:
-        """Count one message, write the summaries it completes, then settle it."""
+        """Count one message; queue the summaries it completes (``lines``)."""
         e = d.event
         key = (e.workspace, e.session_id)
         blocked = self._blocked.get(key)
@@ -134,6 +174,10 @@ class SummarizerService:
             return
         if blocked == d.seq:
             del self._blocked[key]
+        due = self.lines.find(key, d.seq)
+        if due is not None:  # delivered again while its summaries are due: the newest settles
+            due.delivery = d
+            return
         try:
             state = await self._state(key, d.seq)
         except Exception as err:
@@ -145,29 +189,104 @@ class SummarizerService:
                 self._completed(d)
             return
         if state.seen(d.seq):
-            self._completed(d)
+            self._count_settled(key, d)
             return
         turn = turn_of(d.seq, e)
-        written: dict[SummaryType, str | None] = {}
-        summary_seq = 0
-        for job in state.due(turn):
+        jobs = state.due(turn)
+        # Each window closes now; a job's previous summary is the one its type has when it runs.
+        state.accept(turn, dict.fromkeys((j.kind for j in jobs), None))
+        self._counted[key] = d.seq
+        if jobs:
+            self.lines.put(key, Due(d, turn, jobs, state))
+        else:
+            self._count_settled(key, d)
+
+    def _count_settled(self, key: SessionKey, d: Delivery) -> None:
+        """``d`` is counted and completed no summary: recorded and acknowledged, or, behind a
+        summary of its session not yet written, acknowledged only (the record waits for the
+        summary; a crash delivers that summary's message again, and this one after it)."""
+        if self.lines.waiting(key):
+            self._acks.append(d)
+        else:
+            self._completed(d)
+
+    def _pump(self) -> None:
+        """Start writing the heads of the lines while slots are free, sessions in turns."""
+        while len(self._writing) < self._s.max_concurrent_summaries:
+            taken = self.lines.take()
+            if taken is None:
+                break
+            key, due = taken
+            task = asyncio.create_task(self._run(key, due))
+            self._writing.add(task)
+            self._running[key] += 1
+            task.add_done_callback(self._finished)
+        if not self._writing and not len(self.lines) and not self._waiting:
+            self._idle.set()
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._writing.discard(task)
+        self._pump()
+        self._idle.set()
+
+    async def _run(self, key: SessionKey, due: Due) -> None:
+        try:
+            again = await self._write_due(due)
+        except Exception:
+            log.exception("summarizer.summary_failed", session=key[1])
+            again = True
+        finally:
+            self._running[key] -= 1
+            if self._running[key] <= 0:
+                del self._running[key]
+        if self._partition.get(key) is None:
+            return  # handed over meanwhile
+        if again:
+            self.lines.pause(key)
+            loop = asyncio.get_running_loop()
+            self._waiting[key] = loop.call_later(self._s.retry_delay_s, self._resume, key)
+            return
+        self.lines.finished(key)
+        following = self.lines.head(key)
+        upto = following.turn.seq - 1 if following else self._counted.get(key, due.turn.seq)
+        seq, summaries = self._done.get(key, (0, 0))
+        self._done[key] = (max(seq, upto, due.turn.seq), max(summaries, due.summary_seq))
+        self._acks.append(due.delivery)
+        await self.settle()
+
+    def _resume(self, key: SessionKey) -> None:
+        if self._waiting.pop(key, None) is not None:
+            self.lines.resume(key)
+            self._pump()
+
+    async def _write_due(self, due: Due) -> bool:
+        """Write ``due``'s summaries not yet written; True if the rest is to be tried again
+        later (an outage, or a failure with attempts left)."""
+        e = due.cause
+        for job in due.jobs:
+            if job.kind in due.written:
+                continue
             # Nobody waits on a summary: it gives way to the process's foreground work.
             await precedence().background_step("summarizer", e.workspace)
+            job = replace(job, previous=due.state.tracks[job.kind].previous)
             try:
-                content, seq = await self._write(job, e, state.cadence.instructions)
-                written[job.kind] = content
-                summary_seq = max(summary_seq, seq)
+                content, seq = await self._write(job, e, due.state.cadence.instructions)
             except Exception as err:
-                # Summaries already published for this message are published again with the
-                # same event id on redelivery, which the log de-duplicates.
-                if self._retry(err, d):
-                    log.warning("summarizer.retry_later", error=repr(err), session=e.session_id)
-                    await self._requeue(key, d)
-                    return
-                await self._park(job, e, repr(err))
-                written[job.kind] = None
-        state.accept(turn, written)
-        self._completed(d, summary_seq)
+                # A summary published before the failure is published again with the same
+                # event id, which the log de-duplicates.
+                if not transient(err):
+                    due.failures += 1
+                    if due.delivery.attempts - 1 + due.failures >= self._s.max_attempts:
+                        await self._park(job, e, repr(err))
+                        due.written[job.kind] = None
+                        continue
+                log.warning("summarizer.retry_later", error=repr(err), session=e.session_id)
+                return True
+            due.written[job.kind] = content
+            due.summary_seq = max(due.summary_seq, seq)
+            if content is not None:
+                due.state.tracks[job.kind].previous = content
+        return False
 
     async def _write(
         self, job: Job, cause: MessagePosted, instructions: str | None = None
@@ -276,8 +395,11 @@ class SummarizerService:
         )
         state = SessionLog.restore(cadence, record.latest, record.messages)
         self._sessions[key] = state
-        while len(self._sessions) > self._max_sessions:
-            self._sessions.popitem(last=False)
+        for old in list(self._sessions):
+            if len(self._sessions) <= self._max_sessions:
+                break
+            if not self.lines.waiting(old):  # its summaries due hold its state
+                del self._sessions[old]
         return state
 
     async def _requeue(self, key: SessionKey, d: Delivery) -> None:

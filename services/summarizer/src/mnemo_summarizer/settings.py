@@ -25,7 +25,13 @@ class SummarizerSettings(BaseSettings):
     # Deliveries of a message that fails for a reason of its own before it is parked as a dead
     # letter (a model, database or bus outage does not count).
     max_attempts: int = Field(default=5, ge=1)
-    ack_wait_s: float = Field(default=120.0, gt=0)
+    # Summaries written at once, the sessions (of all workspaces, in turns) sharing them; a
+    # session's own are written one at a time, in order.
+    max_concurrent_summaries: int = Field(default=2, ge=1)
+    # The bus delivers again a message not acknowledged within this long. One whose count
+    # completed a summary waits for it in its session's line; a delivery of it meanwhile is
+    # ignored, so this only needs to outlast a backlog.
+    ack_wait_s: float = Field(default=600.0, gt=0)
 
     @model_validator(mode="after")
     def _long_not_shorter(self) -> SummarizerSettings:
