@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mnemo_runtime.deadletters import Letter
 from mnemo_runtime.models import Message, ModelRequest, ModelResponse, Stage, with_instructions
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.ids import derived_event_id
@@ -185,3 +186,32 @@ def _summary(job: Job, content: str, token_count: int, **envelope: Any) -> Summa
 def turn_of(seq: int, event: MessagePosted) -> Turn:
     """The summarizer's view of a posted message."""
     return Turn(seq, event.message_id, event.peer_id, event.content, event.created_at)
+
+
+def summary_letter(job: Job, cause: MessagePosted, reason: str) -> Letter:
+    """The dead letter that parks a summary that could not be written."""
+    newest = job.newest
+    return Letter(
+        key=f"{cause.workspace}/{cause.session_id}/{job.kind}/{newest.seq}",
+        reason=reason,
+        workspace=cause.workspace,
+        session_id=cause.session_id,
+        detail={
+            "summary_type": job.kind,
+            "message_seq": newest.seq,
+            "message_ids": [t.message_id for t in job.turns],
+        },
+    )
+
+
+def message_letter(seq: int, e: MessagePosted, reason: str, attempts: int) -> Letter:
+    """The dead letter that parks a message that could not be counted."""
+    return Letter(
+        key=f"{e.workspace}/{e.session_id}/message/{seq}",
+        reason=reason,
+        stream_seq=seq,
+        workspace=e.workspace,
+        session_id=e.session_id,
+        attempts=attempts,
+        detail={"message_ids": [e.message_id]},
+    )

@@ -28,7 +28,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from mnemo_runtime.deadletters import Letter, transient
+from mnemo_runtime.deadletters import transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected
 from mnemo_runtime.precedence import precedence
@@ -37,7 +37,15 @@ from mnemo_runtime.work import Delivery
 from mnemo_schema.events import MessagePosted
 from mnemo_schema.summaries import SummaryType
 from mnemo_summarizer.cadence import Cadence, Job, SessionLog
-from mnemo_summarizer.domain import answer, redriven_summary, request, summary_event, turn_of
+from mnemo_summarizer.domain import (
+    answer,
+    message_letter,
+    redriven_summary,
+    request,
+    summary_event,
+    summary_letter,
+    turn_of,
+)
 from mnemo_summarizer.lines import Due, Lines
 from mnemo_summarizer.ports import DeadLetters, Progress, SessionHistory, SummaryLog
 from mnemo_summarizer.settings import SummarizerSettings
@@ -319,34 +327,10 @@ class SummarizerService:
         return transient(err) or d.attempts < self._s.max_attempts
 
     async def _park(self, job: Job, cause: MessagePosted, reason: str) -> None:
-        newest = job.newest
-        await self._dead.park(
-            Letter(
-                key=f"{cause.workspace}/{cause.session_id}/{job.kind}/{newest.seq}",
-                reason=reason,
-                workspace=cause.workspace,
-                session_id=cause.session_id,
-                detail={
-                    "summary_type": job.kind,
-                    "message_seq": newest.seq,
-                    "message_ids": [t.message_id for t in job.turns],
-                },
-            )
-        )
+        await self._dead.park(summary_letter(job, cause, reason))
 
     async def _park_message(self, d: Delivery, err: Exception) -> None:
-        e = d.event
-        await self._dead.park(
-            Letter(
-                key=f"{e.workspace}/{e.session_id}/message/{d.seq}",
-                reason=repr(err),
-                stream_seq=d.seq,
-                workspace=e.workspace,
-                session_id=e.session_id,
-                attempts=d.attempts,
-                detail={"message_ids": [e.message_id]},
-            )
-        )
+        await self._dead.park(message_letter(d.seq, d.event, repr(err), d.attempts))
 
     async def redrive(self, workspace: str, session_id: str, kinds: Sequence[SummaryType]) -> int:
         """Summarize a session again now, from its newest stored summaries and the messages
