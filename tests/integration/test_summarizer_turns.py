@@ -10,7 +10,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from mnemo_schema import subjects
 from mnemo_schema.events import decode_event
 from mnemo_schema.summaries import SummaryUpdated
 
-from .conftest import neighbour
+from .conftest import MnemoProcess, neighbour
 
 SLOW_S = 0.3  # each summary's answer
 MESSAGES = 40  # to A, in one session: a short summary every 2, written one after another
@@ -108,8 +108,11 @@ def _drained(h: Honcho) -> bool:
 
 
 def test_a_burst_of_summaries_holds_back_no_neighbour_and_a_kill_loses_none(
-    own_stack, fresh_database, spawn, until
-):  # type: ignore[no-untyped-def]
+    own_stack: tuple[str, SlowModel],
+    fresh_database: str,
+    spawn: Callable[..., MnemoProcess],
+    until: Callable[[Callable[[], bool], float], None],
+) -> None:
     url, model = own_stack
     proc = spawn(
         url,

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from mnemo_deriver.gaps import Gaps
+from mnemo_deriver.gaps import Gap, Gaps
+
+
+def _gap(gaps: Gaps, workspace: str) -> Gap:
+    gap = gaps.of(workspace)
+    assert gap is not None
+    return gap
 
 
 def test_a_workspace_is_let_go_of_past_its_share_and_only_the_first_needs_a_record() -> None:
@@ -15,7 +21,7 @@ def test_a_workspace_is_let_go_of_past_its_share_and_only_the_first_needs_a_reco
     assert gaps.lets_go("a", 12, held=0)
     assert not gaps.needs_record("a", 12)
     gaps.let_go("a", 12)
-    assert gaps.of("a").end == 12  # type: ignore[union-attr]
+    assert _gap(gaps, "a").end == 12
     # Another workspace is not concerned.
     assert not gaps.lets_go("b", 13, held=0)
 
@@ -29,7 +35,7 @@ def test_a_reread_takes_in_order_once_and_closes_past_what_was_let_go() -> None:
     assert gaps.read_again("a", reading, 11, held=1) == "skip"  # delivered before
     assert gaps.read_again("a", reading + 1, 13, held=1) == "skip"  # not the running re-read
     assert gaps.read_again("a", reading, 13, held=1) == "take"
-    assert gaps.of("a").position == 11  # type: ignore[union-attr]
+    assert _gap(gaps, "a").position == 11
     assert gaps.read_again("a", reading, 15, held=2) == "take"
     gap = gaps.of("a")
     assert gap is not None and not gap.open and gap.unsettled == {11, 13, 15}
@@ -46,7 +52,7 @@ def test_a_message_past_the_gap_closes_it_and_is_left_to_the_durable() -> None:
     assert gaps.read_again("a", reading, 11, held=0) == "take"
     # 11 was all that was let go when 14 arrives by the re-read first: 14 is the durable's.
     assert gaps.read_again("a", reading, 14, held=1) == "skip"
-    assert not gaps.of("a").open  # type: ignore[union-attr]
+    assert not _gap(gaps, "a").open
     assert not gaps.lets_go("a", 14, held=1)
 
 
@@ -99,12 +105,12 @@ def test_nothing_left_closes_only_if_nothing_was_let_go_meanwhile() -> None:
     gaps = Gaps(share=1)
     gaps.open("a", 0, 5)
     gaps.let_go("a", 6)
-    asked_at = gaps.of("a").let_go  # type: ignore[union-attr]
+    asked_at = _gap(gaps, "a").let_go
     gaps.let_go("a", 9)  # let go while the log was asked
     assert not gaps.nothing_left("a", asked_at)
-    assert gaps.of("a").open  # type: ignore[union-attr]
+    assert _gap(gaps, "a").open
     assert gaps.nothing_left("a", 9)
-    assert not gaps.of("a").open  # type: ignore[union-attr]
+    assert not _gap(gaps, "a").open
 
 
 def test_a_gap_taken_over_reads_again_from_the_record_or_the_durables_floor() -> None:

@@ -96,7 +96,8 @@ async def test_a_replica_taking_over_reads_again_from_the_record_and_derives_the
     await first.deliver(0, [durable.delivery(s, e) for s, e in a])
     # The first replica derives what it holds and some of what it reads again, then dies.
     await _drive(first, lambda: len(_derived(out1, "a")) >= 8)
-    await first.rereads.record()  # type: ignore[union-attr]
+    assert first.rereads is not None
+    await first.rereads.record()
     kept = records.rows["a"][1]
     assert a[4][0] < kept <= a[-1][0]
     derived_before = set(_derived(out1, "a"))

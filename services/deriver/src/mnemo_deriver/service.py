@@ -33,7 +33,7 @@ from mnemo_deriver.ports import DeadLetters, ObservationLog, Progress, TurnLog
 from mnemo_deriver.rereads import Rereads
 from mnemo_deriver.scheduling import FairQueue
 from mnemo_deriver.settings import DeriverSettings
-from mnemo_deriver.turns import PrecedingTurns, Turn
+from mnemo_deriver.turns import PrecedingTurns, Turn, resolve_turns
 from mnemo_runtime.deadletters import Reparked, transient
 from mnemo_runtime.logging import get_logger
 from mnemo_runtime.models import ChatModel, MalformedOutput, ModelRejected, ModelUnavailable
@@ -272,7 +272,7 @@ class DeriverService:
             },
         ):
             try:
-                await self._resolve_context(batch)
+                await resolve_turns(batch, self._turn_log)
                 sessions = batch.sessions
                 await self._bookkeeping(self._progress.taken, batch.key, batch.newest, sessions)
                 observation_seq = await self._derive(batch)
@@ -311,21 +311,6 @@ class DeriverService:
         await self._settle(batch)
         return _Result("parked")
 
-    async def _resolve_context(self, batch: Batch) -> None:
-        """Read from the log the preceding turns delivery order did not make certain."""
-        found: dict[int, MessagePosted | None] = {}
-        for item in batch.items:
-            if not item.context_unknown:
-                continue
-            if item.seq not in found:
-                e = item.message
-                found[item.seq] = await self._turn_log.before(e.workspace, e.session_id, item.seq)
-            prev = found[item.seq]
-            item.context = (
-                prev if prev is not None and prev.peer_id != item.message.peer_id else None
-            )
-            item.context_unknown = False
-
     async def _derive(self, batch: Batch) -> int:
         """Extract, ground and publish; the newest observation's position (0: none)."""
         extraction = await extract(
@@ -355,7 +340,7 @@ class DeriverService:
         now = self._clock()
         batch = Batch(key, now, now, [Item(s, e, context_unknown=True) for s, e in events])
         try:
-            await self._resolve_context(batch)
+            await resolve_turns(batch, self._turn_log)
             await self._derive(batch)
         except (MalformedOutput, ModelRejected) as err:
             await self._park(batch, f"{type(err).__name__}: {err}")

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
+from mnemo_deriver.batching import Batch
 from mnemo_schema.events import MessagePosted
 
 
@@ -62,3 +63,17 @@ class PrecedingTurns:
         self._high.pop(partition, None)
         for key in [k for k, (p, _) in self._newest.items() if p == partition]:
             del self._newest[key]
+
+
+async def resolve_turns(batch: Batch, log: TurnLog) -> None:
+    """Read from the log the preceding turns delivery order did not make certain."""
+    found: dict[int, MessagePosted | None] = {}
+    for item in batch.items:
+        if not item.context_unknown:
+            continue
+        if item.seq not in found:
+            e = item.message
+            found[item.seq] = await log.before(e.workspace, e.session_id, item.seq)
+        prev = found[item.seq]
+        item.context = prev if prev is not None and prev.peer_id != item.message.peer_id else None
+        item.context_unknown = False
