@@ -47,9 +47,6 @@ class Rereads:
         self._clock = clock
         self._heard: dict[str, float] = {}  # workspace -> when its re-read last delivered
         self._recorded_at = 0.0
-        # How many messages were let go, and re-reads begun, since the start.
-        self.let_go_count = 0
-        self.rereads = 0
         self._held = HeldMessages(1)
         self._take: Take | None = None
         self._turns = PrecedingTurns()  # keyed by re-read: each delivers in log order
@@ -65,11 +62,11 @@ class Rereads:
             gap = self.gaps.resume(workspace, partition, position, floor)
             log.info("deriver.gap_resumed", workspace=workspace, position=position, open=gap.open)
 
-    def wanted(self, subject: str, seq: int, held: HeldMessages) -> bool:
+    def wanted(self, subject: str, seq: int) -> bool:
         """Whether a delivery at ``seq`` on ``subject`` is to be decoded: not when its
         workspace's gap is open or the gap's re-read passed it (it is let go, acknowledged
         unread by the caller); a redelivery of a held message is."""
-        if not self.gaps or held.get(seq) is not None:
+        if not self.gaps or self._held.get(seq) is not None:
             return True
         workspace = workspace_of_subject(subject)
         if workspace is None:
@@ -79,7 +76,6 @@ class Rereads:
             self.gaps.let_go(workspace, seq)
         elif not self.gaps.read_through(workspace, seq):
             return True
-        self.let_go_count += 1
         metrics.STAGE_LET_GO.labels("deriver").inc()
         return False
 
@@ -105,7 +101,6 @@ class Rereads:
             gap = self.gaps.of(workspace)
             if gap is not None and gap.open:
                 self.gaps.let_go(workspace, d.seq)
-        self.let_go_count += 1
         metrics.STAGE_LET_GO.labels("deriver").inc()
         try:
             await d.ack()
@@ -152,7 +147,6 @@ class Rereads:
                 await self._reread.stop(workspace)
                 if self._held.count(workspace) <= self.gaps.share // 2 and not full:
                     reading = self.gaps.begin(workspace)
-                    self.rereads += 1
                     self._heard[workspace] = self._clock()
                     await self._reread.start(
                         gap.partition,

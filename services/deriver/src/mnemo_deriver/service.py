@@ -118,7 +118,7 @@ class DeriverService:
     def wanted(self, partition: int, subject: str, seq: int) -> bool:
         """Whether a delivery of ``partition``'s durable is to be decoded (``Rereads.wanted``)."""
         del partition  # a workspace's gap is its own, whichever partition delivers it
-        return self.rereads is None or self.rereads.wanted(subject, seq, self.held)
+        return self.rereads is None or self.rereads.wanted(subject, seq)
 
     async def _take(
         self, partition: int, d: Delivery, turn: Turn, now: float, *, again: bool = False
