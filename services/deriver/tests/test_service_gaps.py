@@ -163,9 +163,9 @@ async def test_a_workspace_let_go_is_acknowledged_unread_and_still_derived_once(
     a = [(log.append(e := _said(i, "a")), e) for i in range(1, 21)]
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a[:5]])  # 4 held, a gap at the 5th
     # The rest of a is not even decoded: the feed acknowledges what is not wanted.
-    assert not [s for s, _ in a[5:] if svc.wanted(0, "mnemo.evt.a.0.msg.s", s)]
-    assert svc.wanted(0, "mnemo.evt.b.0.msg.s", 99)
-    assert svc.wanted(0, "mnemo.evt.a.0.msg.s", a[0][0])  # held: its redelivery is looked at
+    assert not [s for s, _ in a[5:] if svc.wanted("mnemo.evt.a.0.msg.s", s)]
+    assert svc.wanted("mnemo.evt.b.0.msg.s", 99)
+    assert svc.wanted("mnemo.evt.a.0.msg.s", a[0][0])  # held: its redelivery is looked at
     await _drive(svc, lambda: len(_derived(out, "a")) == 20 and not records.rows)
     assert _derived(out, "a") == [s for s, _ in a]
 

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Protocol
 
 from nats.aio.msg import Msg
@@ -233,6 +232,11 @@ class Delivery:
     attempts: int = 1
 
 
+# Whether a stage wants a message, by its subject and position (False: it is acknowledged
+# without being decoded).
+Wanted = Callable[[str, int], bool]
+
+
 async def message_deliveries(
     js: JetStreamContext,
     config: ConsumerConfig,
@@ -241,7 +245,7 @@ async def message_deliveries(
     fetch: int = 256,
     dead: DeadLetters,
     room: Room | None = None,
-    wanted: Callable[[str, int], bool] | None = None,
+    wanted: Wanted | None = None,
 ) -> AsyncIterator[list[Delivery]]:
     """Batches of MessagePosted deliveries for a stage's durable consumer, until ``stop``.
 
@@ -277,9 +281,6 @@ def nak_later(m: Msg) -> Callable[[float], Awaitable[None]]:
 Handler = Callable[[int, list[Delivery]], Awaitable[None]]
 # Called with a partition taken and the position its durable delivers again after.
 Started = Callable[[int, int], Awaitable[None]]
-# Whether a stage wants a message of a partition, by its subject and position (False: it is
-# acknowledged without being decoded).
-Wanted = Callable[[int, str, int], bool]
 
 
 class PartitionFeeds:
@@ -335,7 +336,6 @@ class PartitionFeeds:
     async def _feed(self, partition: int, config: ConsumerConfig, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
-                wanted = self._wanted
                 async for deliveries in message_deliveries(
                     self._js,
                     config,
@@ -343,7 +343,7 @@ class PartitionFeeds:
                     fetch=self._fetch,
                     dead=self._dead,
                     room=self._room,
-                    wanted=None if wanted is None else partial(wanted, partition),
+                    wanted=self._wanted,
                 ):
                     await self._handle(partition, deliveries)
             except asyncio.CancelledError:

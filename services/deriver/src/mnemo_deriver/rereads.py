@@ -140,8 +140,7 @@ class Rereads:
         overall), stop the finished, close what a quiet re-read left, follow the records."""
         for workspace, gap in self.gaps.items():
             if not gap.open or leaving(gap.partition):
-                if not gap.reading:
-                    await self._reread.stop(workspace)
+                await self._reread.stop(workspace)  # nothing to read (any re-read was stopped)
                 continue
             if not gap.reading:
                 await self._reread.stop(workspace)

@@ -115,9 +115,8 @@ class DeriverService:
             await self._take(partition, d, self._turns.delivered(partition, d.seq, e), now)
         self._pump()
 
-    def wanted(self, partition: int, subject: str, seq: int) -> bool:
-        """Whether a delivery of ``partition``'s durable is to be decoded (``Rereads.wanted``)."""
-        del partition  # a workspace's gap is its own, whichever partition delivers it
+    def wanted(self, subject: str, seq: int) -> bool:
+        """Whether a delivery is to be decoded (``Rereads.wanted``)."""
         return self.rereads is None or self.rereads.wanted(subject, seq)
 
     async def _take(
