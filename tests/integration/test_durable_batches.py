@@ -1,15 +1,17 @@
-"""A stage's batches from its durable: what waits comes in one batch, a lone message at once."""
+"""A stage's batches from its durable: what waits comes in one batch, a lone message at once;
+an idle pull waits long and ends with the stage."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 
 from nats.js.api import StreamConfig
 from nats.js.errors import NotFoundError
 
 from mnemo_runtime.bus import connect
-from mnemo_runtime.work import durable_batches, stage_consumer
+from mnemo_runtime.work import DurablePull, durable_batches, stage_consumer
 from mnemo_schema import subjects
 
 
@@ -90,3 +92,65 @@ async def test_batches_wait_for_room_and_stop_while_waiting(own_nats: str):
             pass
     finally:
         await nc.close()
+
+
+async def test_an_idle_pull_ends_with_stop_and_what_comes_after_is_not_held(own_nats: str):
+    """An idle stage waits in one long pull: a message is delivered as it comes, ``stop`` ends
+    the wait at once, and a message published after a wait was given up comes with the next
+    fetch, on the same subscription or after it was closed (not after the ack wait, as one
+    delivered to nobody would)."""
+    nc = await connect(own_nats, "test-batches-idle")
+    js = nc.jetstream(timeout=5)
+    config = stage_consumer("idle.>", "stage", ack_wait=120)
+    try:
+        await js.add_stream(StreamConfig(name=subjects.STREAM, subjects=["idle.>"]))
+
+        async def pulled(pull: DurablePull, stop: asyncio.Event) -> list[bytes]:
+            # Waits of a minute, each expected to end within ten seconds.
+            msgs = await asyncio.wait_for(pull.first(stop, timeout=60), timeout=10)
+            for m in msgs:
+                await m.ack()
+            return [m.data for m in msgs]
+
+        async def waiting_pulls() -> int:
+            try:
+                info = await js.consumer_info(subjects.STREAM, "stage")
+            except NotFoundError:  # not bound yet
+                return 0
+            return int(info.num_waiting or 0)
+
+        pull = DurablePull(js, config)
+        stop = asyncio.Event()
+        first = asyncio.ensure_future(pulled(pull, stop))
+        await _until(lambda: waiting_pulls(), 1)
+        await js.publish("idle.a", b"while waiting")
+        assert await first == [b"while waiting"]
+
+        # Stopped while waiting: nothing, at once; what comes next goes to the next fetch.
+        idle = asyncio.ensure_future(pulled(pull, stop))
+        await _until(lambda: waiting_pulls(), 1)
+        stop.set()
+        assert await idle == []
+        await js.publish("idle.a", b"after a stop")
+        assert await pulled(pull, asyncio.Event()) == [b"after a stop"]
+
+        # Stopped and closed, as a stage ends: the next binding gets what came meanwhile.
+        stop = asyncio.Event()
+        idle = asyncio.ensure_future(pulled(pull, stop))
+        await _until(lambda: waiting_pulls(), 1)
+        stop.set()
+        assert await idle == []
+        await pull.close()
+        await js.publish("idle.a", b"after a close")
+        again = DurablePull(js, config)
+        assert await pulled(again, asyncio.Event()) == [b"after a close"]
+        await again.close()
+    finally:
+        await nc.close()
+
+
+async def _until(count: Callable[[], Awaitable[int]], at_least: int) -> None:
+    deadline = asyncio.get_running_loop().time() + 10
+    while await count() < at_least:
+        assert asyncio.get_running_loop().time() < deadline, "the pull did not wait"
+        await asyncio.sleep(0.01)

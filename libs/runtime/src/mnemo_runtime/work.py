@@ -108,6 +108,12 @@ async def take_over(js: JetStreamContext, config: ConsumerConfig) -> int:
     return floor
 
 
+# How long an idle stage's pull waits for a first message before asking again (a message is
+# delivered as it comes whatever this is; it bounds how soon a pull lost with the bus, a
+# restarted NATS, is asked again).
+FIRST_WAIT_S = 2.0
+
+
 class DurablePull:
     """A durable, explicitly acknowledged pull consumer that outlives the bus going away.
 
@@ -151,6 +157,31 @@ class DurablePull:
             await asyncio.sleep(self._pause_s)  # the bus is away: try again shortly
             return []
 
+    async def first(self, stop: asyncio.Event, timeout: float = FIRST_WAIT_S) -> list[Msg]:
+        """The next message (in a list), waiting up to ``timeout`` for it; none when nothing
+        came or ``stop`` was set meanwhile.
+
+        An idle stage waits in one long pull rather than asking again several times a second
+        (dozens of partitions' durables each asking is most of an idle stack's work); ``stop``
+        ends the wait at once. A message the bus sends as the wait is given up stays in the
+        subscription, the next fetch's first, and the bus sends none to a closed one."""
+        if stop.is_set():
+            return []
+        fetching = asyncio.ensure_future(self.fetch(1, timeout))
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({fetching, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not fetching.done():
+                fetching.cancel()
+        try:
+            return await fetching
+        except asyncio.CancelledError:
+            if not stop.is_set():
+                raise  # this wait itself was cancelled
+            return []
+
     async def close(self) -> None:
         """Unsubscribe (the durable stays); the next fetch binds again."""
         sub, self._sub = self._sub, None
@@ -191,7 +222,7 @@ async def durable_batches(
         while not stop.is_set():
             if room is not None and room.full and not await _room_or_stop(room, stop):
                 break
-            msgs = await pull.fetch(1, timeout=0.25)
+            msgs = await pull.first(stop)
             if not msgs:
                 continue
             if fetch > 1 and _more_waiting(msgs[-1]):

@@ -48,6 +48,9 @@ log = get_logger("mnemo.projector")
 # dozens of loops would otherwise ask Postgres dozens of times a second for nothing.
 IDLE_REDRIVE_S = 2.0
 BUSY_REDRIVE_S = 5.0
+# How often an idle loop reads its stored position, to notice a rebuild's reset (``mnemo
+# rebuild`` against a running stack): for the same reason, not at every idle wait.
+IDLE_POSITION_S = 2.0
 
 
 class Projector:
@@ -153,6 +156,7 @@ class Projector:
             # Following the log again, the database answering: whatever failed is over (a
             # backlog's first batch can take long to apply; the lag says how far behind it is).
             await self._mark_failing(None)
+        looked = time.monotonic()  # the position was read just now
         try:
             while not stop.is_set():
                 if intake.receiving and not lines and lines.floor_after() <= self.applied:
@@ -165,6 +169,9 @@ class Projector:
                         # Idle: a rebuild may have reset the position under us.
                         await self.projection.idle()
                         await self._redrives.run(at_most_every_s=IDLE_REDRIVE_S)
+                        if time.monotonic() - looked < IDLE_POSITION_S:
+                            continue
+                        looked = time.monotonic()
                         position = await self._position()
                         if position < self.applied:
                             self.applied = position

@@ -200,7 +200,7 @@ async def consume_dreams(
     try:
         while not stop.is_set():
             await slots.acquire()
-            msgs = await pull.fetch(1, timeout=0.25)
+            msgs = await pull.first(stop)
             if not msgs:
                 slots.release()
                 continue
