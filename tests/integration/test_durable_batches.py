@@ -121,6 +121,7 @@ async def test_an_idle_pull_ends_with_stop_and_what_comes_after_is_not_held(own_
 
         pull = DurablePull(js, config)
         stop = asyncio.Event()
+        assert await pulled(pull, stop) == []  # binds the durable: a short pull
         first = asyncio.ensure_future(pulled(pull, stop))
         await _until(lambda: waiting_pulls(), 1)
         await js.publish("idle.a", b"while waiting")
@@ -142,7 +143,7 @@ async def test_an_idle_pull_ends_with_stop_and_what_comes_after_is_not_held(own_
         assert await idle == []
         await pull.close()
         await js.publish("idle.a", b"after a close")
-        again = DurablePull(js, config)
+        again = DurablePull(js, config)  # its binding pull finds it waiting
         assert await pulled(again, asyncio.Event()) == [b"after a close"]
         await again.close()
     finally:

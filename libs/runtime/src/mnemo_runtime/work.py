@@ -112,6 +112,8 @@ async def take_over(js: JetStreamContext, config: ConsumerConfig) -> int:
 # delivered as it comes whatever this is; it bounds how soon a pull lost with the bus, a
 # restarted NATS, is asked again).
 FIRST_WAIT_S = 2.0
+# How long the pull that binds a durable waits (that one is not ended by a stop).
+BIND_WAIT_S = 0.25
 
 
 class DurablePull:
@@ -167,6 +169,10 @@ class DurablePull:
         subscription, the next fetch's first, and the bus sends none to a closed one."""
         if stop.is_set():
             return []
+        if self._sub is None:
+            # Not bound yet: bind and ask once, not given up halfway (a subscription made and
+            # then dropped unkept would stay on the connection).
+            return await self.fetch(1, min(timeout, BIND_WAIT_S))
         fetching = asyncio.ensure_future(self.fetch(1, timeout))
         stopping = asyncio.ensure_future(stop.wait())
         try:
