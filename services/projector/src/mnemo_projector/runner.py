@@ -44,13 +44,11 @@ from mnemo_schema.events import Event
 log = get_logger("mnemo.projector")
 
 # How often an idle loop looks for letters an operator asked to redrive (a busy one: every
-# ``BUSY_REDRIVE_S``). Every partition's loop looks for its own, so an idle process with
-# dozens of loops would otherwise ask Postgres dozens of times a second for nothing.
-IDLE_REDRIVE_S = 2.0
+# ``BUSY_REDRIVE_S``) and reads its stored position (a rebuild may have reset it). Every
+# partition's loop does, so an idle process with dozens of loops would otherwise ask Postgres
+# dozens of times a second for nothing.
+IDLE_LOOK_S = 2.0
 BUSY_REDRIVE_S = 5.0
-# How often an idle loop reads its stored position, to notice a rebuild's reset (``mnemo
-# rebuild`` against a running stack): for the same reason, not at every idle wait.
-IDLE_POSITION_S = 2.0
 
 
 class Projector:
@@ -166,16 +164,13 @@ class Projector:
                     try:
                         await intake.wait(0.5)
                     except TimeoutError:
-                        # Idle: a rebuild may have reset the position under us.
                         await self.projection.idle()
-                        await self._redrives.run(at_most_every_s=IDLE_REDRIVE_S)
-                        if time.monotonic() - looked < IDLE_POSITION_S:
-                            continue
-                        looked = time.monotonic()
-                        position = await self._position()
-                        if position < self.applied:
-                            self.applied = position
-                            return
+                        await self._redrives.run(at_most_every_s=IDLE_LOOK_S)
+                        if time.monotonic() - looked >= IDLE_LOOK_S:
+                            looked = time.monotonic()
+                            if (position := await self._position()) < self.applied:
+                                self.applied = position  # reset by a rebuild
+                                return
                         continue
                 await intake.take_into(lines)
                 workspace, items = lines.take(self._pace.limit(precedence().reading))
