@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeout
@@ -22,6 +22,8 @@ from mnemo_schema import subjects
 from mnemo_schema.events import Event, MessagePosted, decode_event
 
 log = get_logger("mnemo.work")
+
+T = TypeVar("T")
 
 
 async def decode_or_park(m: Msg, dead: DeadLetters) -> Event | None:
@@ -173,20 +175,7 @@ class DurablePull:
             # Not bound yet: bind and ask once, not given up halfway (a subscription made and
             # then dropped unkept would stay on the connection).
             return await self.fetch(1, min(timeout, BIND_WAIT_S))
-        fetching = asyncio.ensure_future(self.fetch(1, timeout))
-        stopping = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({fetching, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopping.cancel()
-            if not fetching.done():
-                fetching.cancel()
-        try:
-            return await fetching
-        except asyncio.CancelledError:
-            if not stop.is_set():
-                raise  # this wait itself was cancelled
-            return []
+        return await _unless_stopped(self.fetch(1, timeout), stop) or []
 
     async def close(self) -> None:
         """Unsubscribe (the durable stays); the next fetch binds again."""
@@ -240,12 +229,27 @@ async def durable_batches(
 
 async def _room_or_stop(room: Room, stop: asyncio.Event) -> bool:
     """Wait for ``room``; False if ``stop`` came first."""
-    waiting = asyncio.ensure_future(room.room())
-    stopping = asyncio.ensure_future(stop.wait())
-    await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    for task in (waiting, stopping):
-        task.cancel()
+    await _unless_stopped(room.room(), stop)
     return not stop.is_set()
+
+
+async def _unless_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
+    """``work``'s result, or None once ``stop`` is set first (``work`` is then cancelled,
+    unless it finished meanwhile: its result is returned, nothing it took is dropped)."""
+    task = asyncio.ensure_future(work)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if not task.done():
+            task.cancel()
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not stop.is_set():
+            raise  # the wait itself was cancelled
+        return None
 
 
 def _more_waiting(m: Msg) -> bool:
