@@ -37,6 +37,11 @@ def _said(i: int, ws: str) -> MessagePosted:
     return posted(i, "ann", f"I like tea number {i}.", [("ann", "ann")], ws=ws)
 
 
+def _appended(log: MemoryLog, n: int) -> list[tuple[int, MessagePosted]]:
+    """``n`` messages of workspace ``a`` appended to ``log``, each with its position."""
+    return [(log.append(e := _said(i, "a")), e) for i in range(1, n + 1)]
+
+
 def _derived(out: Log, ws: str) -> list[int]:
     """The messages each observation of ``ws`` cites, in the order they were published."""
     return [
@@ -62,7 +67,7 @@ async def test_a_backlog_past_its_share_is_read_again_once_in_order_behind_no_ne
     log, records = MemoryLog(), Records()
     svc, out, reread = _service(log, records, share=4)
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 21)]
+    a = _appended(log, 20)
     b_seq = log.append(b := _said(99, "b"))
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a])
     await svc.deliver(0, [durable.delivery(b_seq, b)])
@@ -92,7 +97,7 @@ async def test_a_replica_taking_over_reads_again_from_the_record_and_derives_the
     log, records = MemoryLog(), Records()
     first, out1, _ = _service(log, records, share=4)
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 21)]
+    a = _appended(log, 20)
     await first.deliver(0, [durable.delivery(s, e) for s, e in a])
     # The first replica derives what it holds and some of what it reads again, then dies.
     await _drive(first, lambda: len(_derived(out1, "a")) >= 8)
@@ -118,7 +123,7 @@ async def test_an_erased_backlog_leaves_no_gap_behind() -> None:
     log, records = MemoryLog(), Records()
     svc, out, _ = _service(log, records, share=2)
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 11)]
+    a = _appended(log, 10)
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a])
     assert "a" in records.rows
     log.erase("a")  # the workspace is deleted: its messages leave the log
@@ -136,7 +141,7 @@ async def test_with_no_record_kept_nothing_is_let_go() -> None:
     log = MemoryLog()
     svc, _, _ = _service(log, _Away(), share=2)
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 6)]
+    a = _appended(log, 5)
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a])
     # Held, as without a share: the durable's own limit bounds them.
     assert svc.held.count("a") == 5 and durable.acked == []
@@ -148,7 +153,7 @@ async def test_a_gap_opened_again_keeps_in_its_record_what_is_read_and_not_yet_d
     assert svc.rereads is not None
     gaps = svc.rereads.gaps
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 5)]
+    a = _appended(log, 4)
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a[:2]])  # 1 held, 2 let go
     reading = gaps.begin("a")
     assert gaps.read_again("a", reading, a[1][0], held=0) == "take"  # closed, 2 not derived
@@ -160,7 +165,7 @@ async def test_a_workspace_let_go_is_acknowledged_unread_and_still_derived_once(
     log, records = MemoryLog(), Records()
     svc, out, _ = _service(log, records, share=4)
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 21)]
+    a = _appended(log, 20)
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a[:5]])  # 4 held, a gap at the 5th
     # The rest of a is not even decoded: the feed acknowledges what is not wanted.
     assert not [s for s, _ in a[5:] if svc.wanted("mnemo.evt.a.0.msg.s", s)]
@@ -174,7 +179,7 @@ async def test_a_partition_handed_over_stops_its_rereads_and_keeps_their_record(
     log, records = MemoryLog(), Records()
     svc, out, reread = _service(log, records, share=2)
     durable = Settled()
-    a = [(log.append(e := _said(i, "a")), e) for i in range(1, 41)]
+    a = _appended(log, 40)
     await svc.deliver(0, [durable.delivery(s, e) for s, e in a])
     await _drive(svc, lambda: len(_derived(out, "a")) >= 6)
     await svc.release(0)
