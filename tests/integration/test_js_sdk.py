@@ -68,6 +68,15 @@ def test_the_typescript_sdk_writes_reads_and_asks(mnemo, workspace):
     assert "nurse" in out["chat"]
     assert out["context_messages"][-1] == "I work as a nurse at the city hospital."
 
+    # The dream asked for is one more unit, counted as soon as it is asked for, and the wait on
+    # the queue ended with it run (complete, not merely out of sight).
+    formed = queue["totalWorkUnits"]
+    assert out["dream_queued"]["totalWorkUnits"] == formed + 1
+    dreamt = out["dream_queue"]
+    assert dreamt["totalWorkUnits"] == dreamt["completedWorkUnits"] == formed + 1
+    # A client made for a workspace that did not exist sets its metadata (get-or-create).
+    assert out["fresh_metadata"] == {"plan": "team"}
+
     # The Python SDK reads the same state: nothing of the refused batches was written.
     h = Honcho(base_url=mnemo.url, workspace_id=workspace, max_retries=0, timeout=30)
     stored = list(h.session("chat-1").messages())

@@ -54,16 +54,31 @@ for (const [name, call] of [
 }
 
 // Memory formed from the messages answers through the SDK too.
-let status = null;
-const deadline = Date.now() + 120_000;
-while (Date.now() < deadline) {
-  status = await honcho.queueStatus();
-  if (status.totalWorkUnits && !status.pendingWorkUnits && !status.inProgressWorkUnits) break;
-  await new Promise((r) => setTimeout(r, 100));
+async function waitForQueue() {
+  let seen = null;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    seen = await honcho.queueStatus();
+    if (seen.totalWorkUnits && !seen.pendingWorkUnits && !seen.inProgressWorkUnits) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return seen;
 }
+let status = await waitForQueue();
 out.queue = status;
 out.chat = await alice.chat("Where does Alice work?");
 const context = await session.context({ tokens: 2000 });
 out.context_messages = context.messages.map((m) => m.content);
+
+// A dream asked for is counted by the queue until it has run: waiting on the queue waits for it.
+await honcho.scheduleDream({ observer: alice });
+out.dream_queued = await honcho.queueStatus();
+status = await waitForQueue();
+out.dream_queue = status;
+
+// A workspace's metadata set through a client made for a workspace that does not exist yet.
+const fresh = new Honcho({ baseURL, workspaceId: `${workspaceId}-fresh`, apiKey: process.env.HONCHO_API_KEY, maxRetries: 0 });
+await fresh.setMetadata({ plan: "team" });
+out.fresh_metadata = await new Honcho({ baseURL, workspaceId: `${workspaceId}-fresh`, apiKey: process.env.HONCHO_API_KEY }).getMetadata();
 
 console.log(JSON.stringify(out));
