@@ -83,7 +83,7 @@ image: setup ## build the container image (docker or podman); without one, check
 chart: setup $(DEPLOY_TOOLS) ## lint, render and validate the Helm chart
 	$(RUN) pytest -q tests/deploy
 
-up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (three processes)
+up: setup ## start NATS, Postgres (unless NATS_URL / DATABASE_URL) and Mnemo (four processes)
 	$(RUN) mnemo up
 
 down: setup ## stop what `make up` started

@@ -45,7 +45,8 @@ async def list_workspaces(
 
 @router.put("/{workspace_id}", response_model=WorkspaceOut)
 async def update_workspace(workspace_id: PathId, body: WorkspaceUpdate, svc: Svc) -> WorkspaceOut:
-    """Replace a workspace's metadata and/or configuration."""
+    """Replace a workspace's metadata and/or configuration; a workspace that does not exist is
+    created with them (200), as the SDK expects of a client made for a new workspace."""
     await svc.bus.send(
         workspace_id,
         c.UpdateWorkspace(metadata=body.metadata, configuration=body.configuration),
