@@ -203,6 +203,7 @@ async def durable_batches(
     *,
     fetch: int = 256,
     room: Room | None = None,
+    stream: str = subjects.STREAM,
 ) -> AsyncGenerator[list[Msg], None]:
     """Batches from a durable, explicitly acknowledged consumer, until ``stop`` (through any
     outage of the bus: see ``DurablePull``).
@@ -212,7 +213,7 @@ async def durable_batches(
     timeout passed. With ``room``, each fetch first waits for it: a stage holding as much as it
     may leaves the rest with the bus.
     """
-    pull = DurablePull(js, config)
+    pull = DurablePull(js, config, stream)
     try:
         while not stop.is_set():
             if room is not None and room.full and not await _room_or_stop(room, stop):

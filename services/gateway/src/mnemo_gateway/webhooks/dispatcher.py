@@ -38,7 +38,7 @@ from mnemo_runtime import metrics
 from mnemo_runtime.bus import MSG_ID_HEADER
 from mnemo_runtime.deadletters import DeadLetters, Letter, redrive_loop
 from mnemo_runtime.logging import get_logger
-from mnemo_runtime.work import DurablePull
+from mnemo_runtime.work import durable_batches
 from mnemo_schema.subjects import (
     DELIVERY_DURABLE,
     FANOUT_DURABLE,
@@ -99,14 +99,14 @@ class Dispatcher:
         handle: Callable[[Msg], Awaitable[None]],
         stop: asyncio.Event,
     ) -> None:
-        # Bound again after any outage of the bus: the work stays in the stream meanwhile.
-        pull = DurablePull(self._js, consumer(filter_subject, durable, ack_wait), WEBHOOK_STREAM)
-        try:
-            while not stop.is_set():
-                msgs = await pull.fetch(self._s.concurrency, timeout=0.5)
-                await asyncio.gather(*(self._safely(handle, m) for m in msgs))
-        finally:
-            await pull.close()
+        # Bound again after any outage of the bus (the work stays in the stream meanwhile); an
+        # idle loop waits in one long pull.
+        config = consumer(filter_subject, durable, ack_wait)
+        batches = durable_batches(
+            self._js, config, stop, fetch=self._s.concurrency, stream=WEBHOOK_STREAM
+        )
+        async for msgs in batches:
+            await asyncio.gather(*(self._safely(handle, m) for m in msgs))
 
     async def _safely(self, handle: Callable[[Msg], Awaitable[None]], msg: Msg) -> None:
         try:
