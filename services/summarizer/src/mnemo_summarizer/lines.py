@@ -10,7 +10,7 @@ of summaries holds back no other workspace's messages.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,13 +46,19 @@ class Lines:
     """The summaries due, per session; which session writes next."""
 
     def __init__(self) -> None:
-        self._lines: dict[SessionKey, deque[Due]] = {}
+        # session -> its summaries due, by message seq in log order (found by seq as each
+        # delivery is counted: a session far behind holds thousands)
+        self._lines: dict[SessionKey, OrderedDict[int, Due]] = {}
         self._busy: set[SessionKey] = set()
+        self._count = 0  # summaries due over all lines
         # workspace -> its sessions with a summary due and none being written, in turn order
-        self._ready: OrderedDict[str, deque[SessionKey]] = OrderedDict()
+        # (an ordered set: a workspace may have thousands)
+        self._ready: OrderedDict[str, OrderedDict[SessionKey, None]] = OrderedDict()
 
     def put(self, key: SessionKey, due: Due) -> None:
-        self._lines.setdefault(key, deque()).append(due)
+        line = self._lines.setdefault(key, OrderedDict())
+        self._count += due.turn.seq not in line
+        line[due.turn.seq] = due
         self._mark_ready(key)
 
     def waiting(self, key: SessionKey) -> bool:
@@ -61,18 +67,19 @@ class Lines:
 
     def head(self, key: SessionKey) -> Due | None:
         line = self._lines.get(key)
-        return line[0] if line else None
+        return next(iter(line.values())) if line else None
 
     def find(self, key: SessionKey, seq: int) -> Due | None:
         """The due message at ``seq`` of ``key``, if it waits."""
-        return next((d for d in self._lines.get(key, ()) if d.turn.seq == seq), None)
+        line = self._lines.get(key)
+        return line.get(seq) if line else None
 
     def take(self) -> tuple[SessionKey, Due] | None:
         """The head of the line whose turn it is, its session then busy; None if none waits."""
         for workspace in list(self._ready):
             sessions = self._ready[workspace]
             while sessions:
-                key = sessions.popleft()
+                key, _ = sessions.popitem(last=False)
                 line = self._lines.get(key)
                 if line and key not in self._busy:
                     if sessions:
@@ -80,7 +87,7 @@ class Lines:
                     else:
                         del self._ready[workspace]
                     self._busy.add(key)
-                    return key, line[0]
+                    return key, next(iter(line.values()))
             del self._ready[workspace]
         return None
 
@@ -88,7 +95,8 @@ class Lines:
         """The head of ``key``'s line is settled: the next may be taken."""
         line = self._lines.get(key)
         if line:
-            line.popleft()
+            line.popitem(last=False)
+            self._count -= 1
             if not line:
                 del self._lines[key]
         self.resume(key)
@@ -104,10 +112,11 @@ class Lines:
     def drop(self, keep: Callable[[SessionKey], bool]) -> list[Due]:
         """Remove the lines of the sessions ``keep`` rejects; what waited in them."""
         gone = [k for k in self._lines if not keep(k)]
-        out = [d for k in gone for d in self._lines.pop(k)]
+        out = [d for k in gone for d in self._lines.pop(k).values()]
+        self._count -= len(out)
         self._busy = {k for k in self._busy if keep(k)}
         for workspace in list(self._ready):
-            left = deque(k for k in self._ready[workspace] if keep(k))
+            left = OrderedDict.fromkeys(k for k in self._ready[workspace] if keep(k))
             if left:
                 self._ready[workspace] = left
             else:
@@ -115,11 +124,9 @@ class Lines:
         return out
 
     def __len__(self) -> int:
-        return sum(len(line) for line in self._lines.values())
+        return self._count
 
     def _mark_ready(self, key: SessionKey) -> None:
         if key in self._busy or key not in self._lines:
             return
-        sessions = self._ready.setdefault(key[0], deque())
-        if key not in sessions:
-            sessions.append(key)
+        self._ready.setdefault(key[0], OrderedDict())[key] = None
