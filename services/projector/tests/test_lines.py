@@ -102,3 +102,19 @@ def test_an_event_applied_or_queued_already_makes_no_gap() -> None:
     assert lines.gaps == {}
     lines.let_go(_event(12, "a"))
     assert lines.gaps == {"a": 12} and lines.count("a") == 1 and lines.count("b") == 0
+
+
+def test_the_count_of_events_waiting_follows_what_is_queued_and_taken() -> None:
+    lines = Lines(3, fair=True, floor=0, ahead={})
+    for seq in range(1, 6):
+        lines.put(_event(seq, "a" if seq % 2 else "b"))
+    lines.put(_event(4, "b"))  # queued already: not counted again
+    lines.let_go(_event(6, "c"))  # let go: not waiting
+    assert len(lines) == 5 and lines.count("a") == 3 and lines.count("b") == 2
+    assert _seqs(lines.take()[1]) == [1, 3, 5]
+    assert len(lines) == 2
+    assert lines.put_again(_event(6, "c"))  # read again: waits now
+    assert len(lines) == 3
+    while lines.take()[1]:
+        pass
+    assert len(lines) == 0 and not lines

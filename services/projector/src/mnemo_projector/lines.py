@@ -38,6 +38,7 @@ class Lines:
         # The newest event received in log order (what was let go of into a gap included).
         self.received = floor
         self._lines: OrderedDict[str, deque[Delivered]] = OrderedDict()
+        self._count = 0  # events waiting over all lines (asked for each event received)
         # workspace -> the newest of its events queued (an event read again is queued once)
         self._last: dict[str, int] = {}
         # workspace -> a position at most that of its first event not queued, while it has one
@@ -55,6 +56,7 @@ class Lines:
         if item.seq <= max(self.floor, self.ahead.get(workspace, 0), self._last.get(workspace, 0)):
             return False
         self._lines.setdefault(workspace, deque()).append(item)
+        self._count += 1
         self._last[workspace] = item.seq
         if workspace in self.gaps:  # read again in order: its first event not queued is later
             self.gaps[workspace] = max(self.gaps[workspace], item.seq + 1)
@@ -93,6 +95,7 @@ class Lines:
         workspace, line = next(iter(self._lines.items()))
         size = self._batch if limit is None else max(1, min(self._batch, limit))
         batch = [line.popleft() for _ in range(min(size, len(line)))]
+        self._count -= len(batch)
         if line:
             self._lines.move_to_end(workspace)
         else:
@@ -126,4 +129,4 @@ class Lines:
         return bool(self._lines)
 
     def __len__(self) -> int:
-        return sum(len(line) for line in self._lines.values())
+        return self._count
