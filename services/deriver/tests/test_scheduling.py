@@ -85,6 +85,25 @@ def test_dropping_a_partitions_lines_forgets_waiting_and_busy_ones():
     assert keys == {A1, B1}
 
 
+def test_the_batches_waiting_and_each_workspaces_lines_are_counted_through_puts_takes_and_drops():
+    q = FairQueue()
+    assert len(q) == 0 and not q.waiting("a")
+    for b in (batch(A1, 1), batch(A1, 2), batch(A2, 3), batch(B1, 4)):
+        q.put(b)
+    assert len(q) == 4 and q.waiting("a") and q.waiting("b") and not q.waiting("c")
+    taken = _taken(q)  # a's first line, A1: its other batch still waits
+    assert taken.key == A1 and len(q) == 3 and q.waiting("a")
+    b = _taken(q)  # b's only batch: its line goes
+    assert b.key == B1 and len(q) == 2 and not q.waiting("b")
+    q.put(b, front=True)  # put back to be tried again: waiting once more
+    assert len(q) == 3 and q.waiting("b")
+    q.drop(lambda k: k.workspace != "a")
+    assert len(q) == 1 and not q.waiting("a") and q.waiting("b")
+    q.done(B1)
+    assert _taken(q).key == B1 and len(q) == 0 and not q.waiting("b")
+    assert q.take() is None
+
+
 def test_the_turn_before_is_known_from_delivery_order_only_while_the_partition_is_held():
     turns = PrecedingTurns()
     first = turns.delivered(0, 5, msg(5, peer="bob"))

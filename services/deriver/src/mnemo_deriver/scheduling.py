@@ -10,7 +10,7 @@ may serve: the deriver keeps a slot for those with nothing running.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Collection
 
 from mnemo_deriver.batching import Batch, RepKey
@@ -23,11 +23,20 @@ class FairQueue:
         self._lines: dict[RepKey, deque[Batch]] = {}
         self._busy: set[RepKey] = set()
         # workspace -> its representations with a batch waiting and none running, in turn order
-        self._ready: OrderedDict[str, deque[RepKey]] = OrderedDict()
+        # (an ordered set: a group's workspace may have thousands)
+        self._ready: OrderedDict[str, OrderedDict[RepKey, None]] = OrderedDict()
+        # Kept as lines come and go, not counted over them at each batch: batches waiting, and
+        # each workspace's lines.
+        self._count = 0
+        self._lines_of: Counter[str] = Counter()
 
     def put(self, batch: Batch, *, front: bool = False) -> None:
         """Queue ``batch`` at the end of its line (``front``: to be taken next, in a retry)."""
-        line = self._lines.setdefault(batch.key, deque())
+        line = self._lines.get(batch.key)
+        if line is None:
+            line = self._lines[batch.key] = deque()
+            self._lines_of[batch.key.workspace] += 1
+        self._count += 1
         if front:
             line.appendleft(batch)
         else:
@@ -49,7 +58,7 @@ class FairQueue:
         to the end of the turns (or leaves them, with nothing else ready)."""
         reps = self._ready[workspace]
         while reps:
-            key = reps.popleft()
+            key, _ = reps.popitem(last=False)
             line = self._lines.get(key)
             if not line or key in self._busy:
                 continue
@@ -59,8 +68,9 @@ class FairQueue:
                 del self._ready[workspace]
             self._busy.add(key)
             batch = line.popleft()
+            self._count -= 1
             if not line:
-                del self._lines[key]
+                self._forget(key)
             return batch
         del self._ready[workspace]
         return None
@@ -74,10 +84,13 @@ class FairQueue:
         """Remove the lines of the representations ``keep`` rejects (running or waiting to be
         tried again included); their waiting batches."""
         gone = [k for k in self._lines if not keep(k)]
-        out = [b for k in gone for b in self._lines.pop(k)]
+        out = [b for k in gone for b in self._lines[k]]
+        for k in gone:
+            self._forget(k)
+        self._count -= len(out)
         self._busy = {k for k in self._busy if keep(k)}
         for workspace in list(self._ready):
-            reps = deque(k for k in self._ready[workspace] if keep(k))
+            reps = OrderedDict.fromkeys(k for k in self._ready[workspace] if keep(k))
             if reps:
                 self._ready[workspace] = reps
             else:
@@ -89,15 +102,20 @@ class FairQueue:
 
     def waiting(self, workspace: str) -> bool:
         """Whether any line of ``workspace`` has a batch waiting."""
-        return any(k.workspace == workspace for k in self._lines)
+        return self._lines_of[workspace] > 0
 
     def __len__(self) -> int:
         """Batches waiting (not those running)."""
-        return sum(len(line) for line in self._lines.values())
+        return self._count
 
     def _mark_ready(self, key: RepKey) -> None:
         if key in self._busy or key not in self._lines:
             return
-        reps = self._ready.setdefault(key.workspace, deque())
-        if key not in reps:
-            reps.append(key)
+        self._ready.setdefault(key.workspace, OrderedDict())[key] = None
+
+    def _forget(self, key: RepKey) -> None:
+        """``key``'s line is empty (or dropped): it goes."""
+        del self._lines[key]
+        self._lines_of[key.workspace] -= 1
+        if not self._lines_of[key.workspace]:
+            del self._lines_of[key.workspace]
