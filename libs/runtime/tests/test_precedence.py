@@ -122,3 +122,19 @@ async def test_the_reads_of_another_process_hold_back_a_reader_of_the_host_signa
     await asyncio.wait_for(step, timeout=5.0)
     with pytest.raises(ValueError, match="max_wait_s"):
         yielding.share_reads(ReadsSignal(path), max_wait_s=0)
+
+
+async def test_a_background_step_stops_waiting_once_until_says_so():
+    order = Precedence(max_wait_s=30.0, reads_max_wait_s=30.0)
+    behind = [False]
+    with order.foreground("chat"), order.answering():
+        step = asyncio.create_task(
+            order.background_step("test-until", "summary", until=lambda: behind[0])
+        )
+        await _spin()
+        assert not step.done()  # foreground work of another workspace, and a read
+        behind[0] = True
+        waited = await asyncio.wait_for(step, timeout=1.0)
+    assert 0.0 < waited < 1.0
+    with order.answering():  # already true: no wait at all
+        assert await order.background_step("test-until", "summary", until=lambda: True) == 0.0

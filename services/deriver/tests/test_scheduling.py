@@ -104,6 +104,27 @@ def test_the_batches_waiting_and_each_workspaces_lines_are_counted_through_puts_
     assert q.take() is None
 
 
+def test_a_workspace_is_backlogged_once_one_of_its_lines_has_a_second_batch_waiting():
+    q = FairQueue()
+    q.put(batch(A1, 1))
+    q.put(batch(A2, 1))  # one message observed by two representations: a batch in each line
+    assert not q.backlogged("a")
+    assert _taken(q).key == A1 and not q.backlogged("a")
+    q.put(batch(A1, 2))  # the running representation's next message: one waiting in its line
+    assert not q.backlogged("a")
+    q.put(batch(A1, 3))
+    assert q.backlogged("a") and not q.backlogged("b")
+    assert _taken(q).key == A2 and q.backlogged("a")  # A1's two still wait behind its running one
+    q.done(A1)
+    q.done(A2)
+    assert _taken(q).key == A1 and not q.backlogged("a")  # the last one of A1's line is left
+    q.put(batch(A2, 4))
+    q.put(batch(A2, 5))
+    assert q.backlogged("a")
+    q.drop(lambda k: k != A2)
+    assert not q.backlogged("a") and len(q) == 1  # A1's last one
+
+
 def test_the_turn_before_is_known_from_delivery_order_only_while_the_partition_is_held():
     turns = PrecedingTurns()
     first = turns.delivered(0, 5, msg(5, peer="bob"))

@@ -440,6 +440,19 @@ async def test_a_backlog_waits_while_a_conversation_with_nothing_else_queued_is_
     assert waited is not None and waited > 0
 
 
+async def test_each_representation_observing_a_conversations_message_is_derived_ahead_of_reads():
+    # Reads that never stop hold every background step back (up to READS_MAX_WAIT_S): a
+    # message observed by two representations is one conversation's, and neither of its two
+    # batches may wait as a backlog's would.
+    svc, _ = service(ScriptedModel(otherwise=_nothing_found), token_target=1)
+    s = Settled()
+    both = [("a", "a"), ("b", "a")]
+    with precedence().answering():
+        await svc.deliver(0, [s.delivery(1, posted(1, "a", "A 1", both, ws="chat"))])
+        await asyncio.wait_for(svc.flush(), timeout=1.0)
+    assert s.acked == [1]
+
+
 async def test_a_representations_batches_are_published_in_order_whatever_the_slots():
     svc, parts = service(local_deriver(), max_concurrent_batches=4, token_target=1)
     s = Settled()

@@ -29,7 +29,7 @@ import contextlib
 import time
 import weakref
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from mnemo_runtime.metrics import BACKGROUND_WAIT_SECONDS
 from mnemo_runtime.reads_signal import ReadsSignal
@@ -115,33 +115,41 @@ class Precedence:
                 del self._foreground[workspace]
             self._change()
 
-    async def background_step(self, stage: str, workspace: str) -> float:
+    async def background_step(
+        self, stage: str, workspace: str, until: Callable[[], bool] | None = None
+    ) -> float:
         """Wait, before a step of ``workspace``'s background work, while foreground work of
         another workspace runs (at most ``max_wait_s``), then while reads are answered (see
         ``_after_reads``); the seconds waited. A workspace's own foreground work never holds
         back its other work: one conversation's messages are derived in any order of batches
-        anyway."""
+        anyway. ``until``, looked at as the step waits, ends the wait when true: work someone
+        waits for has come in behind the step (the step holds up a loop that would take it)."""
         if not self._others(workspace) and not self.reading:
+            return 0.0
+        if until is not None and until():
             return 0.0
         began = time.monotonic()
         deadline = began + self.max_wait_s
-        while self._others(workspace):
+        while self._others(workspace) and not (until is not None and until()):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             try:
-                await asyncio.wait_for(self._changed.wait(), left)
+                wake = left if until is None else min(left, POLL_S)
+                await asyncio.wait_for(self._changed.wait(), wake)
             except TimeoutError:
-                break
-        await self._after_reads(began)
+                if until is None:
+                    break
+        await self._after_reads(began, until)
         waited = time.monotonic() - began
         BACKGROUND_WAIT_SECONDS.labels(stage).inc(waited)
         return waited
 
-    async def _after_reads(self, began: float) -> None:
+    async def _after_reads(self, began: float, until: Callable[[], bool] | None = None) -> None:
         """Wait while reads are answered; past ``reads_max_wait_s`` from ``began``, go ahead
-        if no other step of the process went ahead of them within that time."""
-        while self.reading:
+        if no other step of the process went ahead of them within that time (or once
+        ``until`` is true)."""
+        while self.reading and not (until is not None and until()):
             now = time.monotonic()
             if now - began >= self.reads_max_wait_s and (
                 now - self._went_ahead >= self.reads_max_wait_s

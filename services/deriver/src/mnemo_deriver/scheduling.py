@@ -29,6 +29,7 @@ class FairQueue:
         # each workspace's lines.
         self._count = 0
         self._lines_of: Counter[str] = Counter()
+        self._waiting_of: Counter[str] = Counter()
 
     def put(self, batch: Batch, *, front: bool = False) -> None:
         """Queue ``batch`` at the end of its line (``front``: to be taken next, in a retry)."""
@@ -37,6 +38,7 @@ class FairQueue:
             line = self._lines[batch.key] = deque()
             self._lines_of[batch.key.workspace] += 1
         self._count += 1
+        self._waiting_of[batch.key.workspace] += 1
         if front:
             line.appendleft(batch)
         else:
@@ -69,6 +71,7 @@ class FairQueue:
             self._busy.add(key)
             batch = line.popleft()
             self._count -= 1
+            self._counted_out(workspace, 1)
             if not line:
                 self._forget(key)
             return batch
@@ -86,6 +89,7 @@ class FairQueue:
         gone = [k for k in self._lines if not keep(k)]
         out = [b for k in gone for b in self._lines[k]]
         for k in gone:
+            self._counted_out(k.workspace, len(self._lines[k]))
             self._forget(k)
         self._count -= len(out)
         self._busy = {k for k in self._busy if keep(k)}
@@ -104,9 +108,20 @@ class FairQueue:
         """Whether any line of ``workspace`` has a batch waiting."""
         return self._lines_of[workspace] > 0
 
+    def backlogged(self, workspace: str) -> bool:
+        """Whether a line of ``workspace`` has more than one batch waiting: more came to one
+        of its representations than its last message or two (a conversation's message waits
+        as one batch in each representation that observes it, a group's in many)."""
+        return self._waiting_of[workspace] > self._lines_of[workspace]
+
     def __len__(self) -> int:
         """Batches waiting (not those running)."""
         return self._count
+
+    def _counted_out(self, workspace: str, batches: int) -> None:
+        self._waiting_of[workspace] -= batches
+        if self._waiting_of[workspace] <= 0:
+            del self._waiting_of[workspace]
 
     def _mark_ready(self, key: RepKey) -> None:
         if key in self._busy or key not in self._lines:

@@ -6,9 +6,10 @@ turns, and ``reserved_slots`` more are kept for a workspace that has nothing run
 delivered message is acknowledged only once every representation it feeds has its batch done (derived and published, or parked as a dead letter) and that line's progress is
 recorded, so the queue status never counts work that a crash would leave unfinished.
 
-A batch of a workspace with nothing else queued or running is derived as foreground work (a
-person is waiting for it, see ``mnemo_runtime.precedence``); the batches of a backlog start
-as background steps, after it.
+A batch of a conversation, a workspace whose representations each wait one batch at most, is
+derived as foreground work (a person is waiting for it, see ``mnemo_runtime.precedence``): each
+representation observing a new message, a group's many included; the batches of a backlog, a
+workspace with more than one batch waiting in a line, start as background steps, after it.
 
 A model outage, or the database or the bus being away, puts the batch back at the head of its
 line to be tried again after ``retry_delay_s``, without limit. Any other failure is the work's
@@ -210,9 +211,10 @@ class DeriverService:
             batch = self.queue.take(() if len(self._work) < shared else running)
             if batch is None:
                 break
-            # A conversation with nothing else queued or running is one someone waits for.
-            ws = batch.key.workspace
-            foreground = ws not in running and not self.queue.waiting(ws)
+            # A conversation, whose representations wait a batch each at most, is one someone
+            # waits for: each representation that observes its message (a group's many) is
+            # derived as foreground work, not the first alone.
+            foreground = not self.queue.backlogged(batch.key.workspace)
             task = asyncio.create_task(self._run(batch, foreground))
             self._work.add(task)
             self._running[batch.key] += 1

@@ -77,6 +77,12 @@ class Intake:
         self._refills: dict[str, _Refill] = {}
         # workspace -> the newest of its events received in order and let go (while it has a gap)
         self._let_go: dict[str, int] = {}
+        # Events received from the log that someone may wait on (observations, messages): a
+        # batch waiting as a background step looks whether one came in behind it, and, while
+        # ``watch`` names the batch's workspace, whether one of another workspace did.
+        self.awaitable = 0
+        self._watched: str | None = None
+        self.others_awaitable = False
         # Events held when last counted, how often receiving paused, how many re-reads began.
         self.held = 0
         self.pauses = 0
@@ -234,8 +240,19 @@ class Intake:
         if sub is not None:
             await _unsubscribe(sub)
 
+    def watch(self, workspace: str | None) -> None:
+        """Say from now on whether an event someone may wait on comes in of another workspace
+        than ``workspace`` (None: stop)."""
+        self._watched = workspace
+        self.others_awaitable = False
+
     async def _subscribe(self, start: int) -> None:
         async def received(msg: Msg) -> None:
+            if _awaitable(msg.subject):
+                self.awaitable += 1
+                watched = self._watched
+                if watched is not None and subjects.workspace_of_subject(msg.subject) != watched:
+                    self.others_awaitable = True
             await self._inbox.put((msg, None))
 
         self._sub = await self._ordered(self._filters, start, received)
@@ -255,6 +272,13 @@ class Intake:
             ),
             idle_heartbeat=5.0,
         )
+
+
+def _awaitable(subject: str) -> bool:
+    """Whether a stored event's subject (``mnemo.evt.<workspace>.<partition>.<kind>...``) is
+    of a kind someone may wait on: an observation or a message."""
+    parts = subject.split(".", 5)
+    return len(parts) > 4 and parts[4] in ("obs", "msg")
 
 
 async def _unsubscribe(sub: Any) -> None:

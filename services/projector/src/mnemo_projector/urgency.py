@@ -2,10 +2,12 @@
 
 A workspace whose messages and their observations come a few at a time is a conversation:
 its batch is applied as foreground work (``mnemo_runtime.precedence``), ahead of the backlogs
-of the process. A workspace with events still waiting, or with many applied in the last
-``window_s``, is a backlog: its batches are background steps. So is what nobody waits on as it
-is applied: a dream's conclusions, summaries, cards, deletions. ``RecentWork.foreground`` and
-``awaited`` are pure; ``RecentWork.in_turn`` applies a batch under the process's precedence.
+of the process. A workspace with many events applied in the last ``window_s`` and still
+waiting is a backlog: its batches are background steps. So is what nobody waits on as it
+is applied: a dream's conclusions, summaries, cards, deletions. A background step waits
+until what someone waits on comes in behind it, at most (see ``RecentWork.in_turn``).
+``RecentWork.foreground`` and ``awaited`` are pure; ``RecentWork.in_turn`` applies a batch
+under the process's precedence.
 """
 
 from __future__ import annotations
@@ -32,41 +34,61 @@ def awaited(events: Sequence[Event | None]) -> bool:
 
 
 class RecentWork:
-    """Events applied per workspace over the last ``window_s`` seconds."""
+    """Events applied per workspace over the last ``window_s`` seconds.
 
-    def __init__(self, window_s: float = 2.0, most: int = 16) -> None:
+    ``most`` in the window is a conversation's at most: a few messages a second, each making an
+    observation in every representation that observes it (two or three in a chat of two peers
+    observing each other, more in a group) and now and then a summary. A backlog, or a workspace
+    posted to faster than a conversation goes, makes its events by the hundred a second."""
+
+    def __init__(self, window_s: float = 2.0, most: int = 64) -> None:
         self.window_s = window_s
         self.most = most
         self._applied: dict[str, deque[tuple[float, int]]] = {}
 
-    def foreground(self, workspace: str, events: int, more_waiting: bool, now: float) -> bool:
-        """Record a batch of ``events`` of ``workspace`` taken at ``now``; whether it is
-        foreground: nothing more of the workspace waits and, with it, at most ``most`` events
-        of the workspace were taken in the window."""
+    def foreground(self, workspace: str, events: int, waiting: int, now: float) -> bool:
+        """Record a batch of ``events`` of ``workspace`` taken at ``now``, with ``waiting`` more
+        of it still in its line; whether it is foreground: at most ``most`` events of the
+        workspace taken in the window, those still waiting counted with them (a conversation's
+        batch cut short by the pace, its two observations taken one at a time, stays one)."""
         recent = self._applied.setdefault(workspace, deque())
         while recent and now - recent[0][0] > self.window_s:
             recent.popleft()
         recent.append((now, events))
         if len(self._applied) > 1024:
             self._forget(now)
-        return not more_waiting and sum(n for _, n in recent) <= self.most
+        return waiting + sum(n for _, n in recent) <= self.most
 
     async def in_turn(
         self,
         stage: str,
         workspace: str,
         events: Sequence[Event | None],
-        more_waiting: bool,
+        waiting: int,
         now: float,
         apply: Callable[[], Awaitable[T]],
+        arrived: Callable[[bool], bool] | None = None,
     ) -> T:
         """``apply()`` the batch of ``events``: as foreground work when it is a conversation's
-        that someone waits on, else after the process's foreground work (a background step)."""
+        that someone waits on, or that more of the conversation's events wait behind, else after
+        the process's foreground work (a background step).
+
+        A background step holds up the loop that applies it, and with it whatever comes in
+        behind: a priority inversion, which reads that never stop would make last up to
+        ``READS_MAX_WAIT_S`` for a conversation's next observation. So the step waits only
+        until ``arrived`` says that something someone may wait on came in behind it: of any
+        workspace (``arrived(True)``) for a conversation's batch that nobody waits on (its
+        summary, say), of another workspace (``arrived(False)``) for a backlog's batch, whose
+        own events keep coming."""
         order = precedence()
-        if self.foreground(workspace, len(events), more_waiting, now) and awaited(events):
+        conversation = self.foreground(workspace, len(events), waiting, now)
+        # A conversation's batch with more of its events behind it holds them up (the events
+        # of a session just created, then its first message): it goes as theirs would.
+        if conversation and (waiting or awaited(events)):
             with order.foreground(workspace):
                 return await apply()
-        await order.background_step(stage, workspace)
+        until = None if arrived is None else (lambda: arrived(conversation))
+        await order.background_step(stage, workspace, until)
         return await apply()
 
     def _forget(self, now: float) -> None:
