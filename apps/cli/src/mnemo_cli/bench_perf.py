@@ -20,7 +20,7 @@ import httpx
 
 from mnemo_cli import bench_context, bench_grpc, bench_load, bench_load_report
 from mnemo_cli.bench_http import Conn
-from mnemo_cli.bench_memory import embedding, freshness
+from mnemo_cli.bench_memory import embedding, freshness, freshness_while_reading
 from mnemo_cli.bench_storage import compare_stores
 from mnemo_cli.keys import auth_headers
 from mnemo_cli.local import gateway_url, grpc_address, stop, up
@@ -209,12 +209,15 @@ async def bench(
         # Memory figures first, on an idle machine: the write-path runs leave the deriver a
         # backlog that would compete for the cores.
         fresh: dict[str, float] = {}
+        fresh_reading: dict[str, float] = {}
         stores: dict[str, Any] = {}
         embed: dict[str, float] = {}
         context: dict[str, Any] = {}
         if memory:
             print("memory: freshness ...", flush=True)
             fresh = await freshness(http)
+            print("memory: freshness of a two-peer chat while another client reads ...", flush=True)
+            fresh_reading = await freshness_while_reading(http)
             print("memory: embedding throughput and query latency ...", flush=True)
             embed = await embedding()
             print(
@@ -258,6 +261,13 @@ async def bench(
         ),
         ("freshness: accepted -> searchable, p99", f"{fresh.get('p99_ms', 0.0):.0f} ms", ""),
         (
+            "freshness, two peers observing each other, another client reading"
+            f" ({fresh_reading.get('reads_per_s', 0.0):.0f} reads/s):"
+            " accepted -> searchable in both, p50 / p99",
+            f"{fresh_reading.get('p50_ms', 0.0):.0f} / {fresh_reading.get('p99_ms', 0.0):.0f} ms",
+            "p50 < 1000 ms",
+        ),
+        (
             "embedding throughput (MiniLM, onnxruntime)",
             f"{embed.get('sentences_per_s', 0.0):.0f} sent/s",
             ">= 300 sent/s",
@@ -276,6 +286,7 @@ async def bench(
         "clients": clients,
         "write_path": runs,
         "freshness": fresh,
+        "freshness_while_reading": fresh_reading,
         "embedding_sentences_per_s": embed.get("sentences_per_s", 0.0),
         "embedding": embed,
         "vector_stores": stores,
