@@ -453,6 +453,24 @@ async def test_each_representation_observing_a_conversations_message_is_derived_
     assert s.acked == [1]
 
 
+async def test_a_backlogs_observations_say_so_and_a_conversations_do_not():
+    svc, parts = service(local_deriver(), token_target=1)
+    s = Settled()
+    texts = [f"I moved to city number {i} in March." for i in range(1, 5)]
+    # Four batches in one line: a backlog until its last two (see FairQueue.backlogged).
+    await svc.deliver(
+        0,
+        [s.delivery(i, posted(i, "a", t, [("a", "a")], ws="big")) for i, t in enumerate(texts, 1)],
+    )
+    await svc.flush()
+    chat = "I adopted a dog named Rex in May."
+    await svc.deliver(0, [s.delivery(9, posted(9, "c", chat, [("c", "c")], ws="small"))])
+    await svc.flush()
+    marks = {(e.workspace, e.source_message_seqs[0]): e.backlog for e in observed(parts["log"])}
+    assert marks[("big", 1)] and marks[("big", 2)]
+    assert not marks[("big", 4)] and not marks[("small", 9)]
+
+
 async def test_a_representations_batches_are_published_in_order_whatever_the_slots():
     svc, parts = service(local_deriver(), max_concurrent_batches=4, token_target=1)
     s = Settled()

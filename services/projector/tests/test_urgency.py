@@ -63,6 +63,7 @@ def test_only_messages_and_the_observations_made_of_them_are_awaited():
     dreamt = derived.model_copy(update={"origin": "dreamer", "level": "deductive"})
     assert awaited([posted]) and awaited([derived]) and awaited([dreamt, derived])
     assert not awaited([dreamt]) and not awaited([None]) and not awaited([])
+    assert not awaited([derived.model_copy(update={"backlog": True})])
 
 
 def test_a_batch_holds_what_the_pace_applies_in_a_turn_and_less_while_reads_are_answered():
@@ -142,3 +143,30 @@ async def test_a_conversations_batch_with_more_of_it_waiting_behind_is_not_held_
             recent.in_turn("test-behind", "chat", _summary_only(), 1, 10.0, apply), timeout=1.0
         )
     assert applied.is_set()
+
+
+async def test_a_backlogs_observations_wait_their_turn_in_a_quiet_workspace_too():
+    # The deriver formed them as a backlog's: however few of them the window saw, nobody
+    # waits on them, and more of them behind do not make them a conversation's.
+    recent = RecentWork(window_s=2.0, most=64)
+    obs = ObservationWritten(
+        workspace="w",
+        observer="p",
+        observed="p",
+        observation_id="o1",
+        level="explicit",
+        content="P likes tea.",
+        source_message_ids=["m1"],
+        backlog=True,
+    )
+    applied = asyncio.Event()
+
+    async def apply() -> None:
+        applied.set()
+
+    with precedence().answering():
+        step = asyncio.create_task(recent.in_turn("test-formed-late", "w", [obs], 3, 10.0, apply))
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(step), timeout=0.3)
+        assert not applied.is_set()
+    await asyncio.wait_for(step, timeout=5.0)

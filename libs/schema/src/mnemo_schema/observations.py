@@ -47,6 +47,10 @@ class ObservationWritten(Envelope):
     # stream position are derived, and formed once this event is applied (the batch's other
     # observations precede it in the log). The queue status counts them completed from then.
     formed_through: int | None = Field(default=None, ge=1)
+    # Formed as a backlog's work (the deriver's batch was a background step): nobody waits on
+    # it as it comes, and the projections apply it after the conversations'. It orders work
+    # only; what a projection stores does not depend on it.
+    backlog: bool = False
 
     def subject(self) -> str:
         return subjects.observation_subject(self.workspace, self.observer, self.observed)

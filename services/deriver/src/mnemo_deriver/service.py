@@ -236,7 +236,7 @@ class DeriverService:
                     result = await self._attempt(batch)
             else:
                 await order.background_step("deriver", key.workspace)
-                result = await self._attempt(batch)
+                result = await self._attempt(batch, backlog=True)
         except Exception:
             log.exception("deriver.batch_failed", observer=key.observer)
             result = _Result("retry", [batch], self._s.retry_delay_s)
@@ -260,8 +260,9 @@ class DeriverService:
             self._pump()
             self._idle.set()
 
-    async def _attempt(self, batch: Batch) -> _Result:
-        """One try at one batch; what to do next."""
+    async def _attempt(self, batch: Batch, backlog: bool = False) -> _Result:
+        """One try at one batch (``backlog``: a backlog's, its observations so marked); what
+        to do next."""
         first = batch.items[0].message
         with _tracer.start_as_current_span(
             "deriver.batch",
@@ -276,7 +277,7 @@ class DeriverService:
                 await resolve_turns(batch, self._turn_log)
                 sessions = batch.sessions
                 await self._bookkeeping(self._progress.taken, batch.key, batch.newest, sessions)
-                observation_seq = await self._derive(batch)
+                observation_seq = await self._derive(batch, backlog)
                 await self._progress.done(batch.key, batch.newest, observation_seq, sessions)
             except (MalformedOutput, ModelRejected) as err:
                 return await self._give_up(batch, f"{type(err).__name__}: {err}")
@@ -312,8 +313,9 @@ class DeriverService:
         await self._settle(batch)
         return _Result("parked")
 
-    async def _derive(self, batch: Batch) -> int:
-        """Extract, ground and publish; the newest observation's position (0: none)."""
+    async def _derive(self, batch: Batch, backlog: bool = False) -> int:
+        """Extract, ground and publish; the newest observation's position (0: none).
+        ``backlog``: the observations say they are a backlog's (see ``ObservationWritten``)."""
         extraction = await extract(
             self._model, batch, self._s.max_output_tokens, self._s.structured_attempts
         )
@@ -322,6 +324,8 @@ class DeriverService:
         events = extraction.events
         if not events:
             return 0
+        if backlog:
+            events = [e.model_copy(update={"backlog": True}) for e in events]
         # The last one says the batch is through: once it is applied, its messages are formed.
         events[-1] = events[-1].model_copy(update={"formed_through": batch.newest})
         return max(await self._log.publish(events))

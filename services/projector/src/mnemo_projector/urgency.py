@@ -25,12 +25,17 @@ T = TypeVar("T")
 
 def awaited(events: Sequence[Event | None]) -> bool:
     """Whether someone waits on the batch: it holds a posted message, or an observation the
-    deriver made of one (or an API caller stated)."""
+    deriver made of one as a conversation's (or an API caller stated)."""
     return any(
         isinstance(e, MessagePosted)
-        or (isinstance(e, ObservationWritten) and e.origin != "dreamer")
+        or (isinstance(e, ObservationWritten) and e.origin != "dreamer" and not e.backlog)
         for e in events
     )
+
+
+def from_backlog(events: Sequence[Event | None]) -> bool:
+    """Whether the batch holds observations the deriver formed as a backlog's work."""
+    return any(isinstance(e, ObservationWritten) and e.backlog for e in events)
 
 
 class RecentWork:
@@ -81,7 +86,9 @@ class RecentWork:
         summary, say), of another workspace (``arrived(False)``) for a backlog's batch, whose
         own events keep coming."""
         order = precedence()
-        conversation = self.foreground(workspace, len(events), waiting, now)
+        conversation = self.foreground(workspace, len(events), waiting, now) and not (
+            from_backlog(events)
+        )
         # A conversation's batch with more of its events behind it holds them up (the events
         # of a session just created, then its first message): it goes as theirs would.
         if conversation and (waiting or awaited(events)):
