@@ -40,6 +40,20 @@ def test_workspaces_gone_quiet_are_forgotten():
     assert len(recent._applied) < 1024
 
 
+def _observation(backlog: bool = False) -> ObservationWritten:
+    """An explicit observation the deriver made of message m1 (``backlog``: as a backlog's)."""
+    return ObservationWritten(
+        workspace="w",
+        observer="p",
+        observed="p",
+        observation_id="o1",
+        level="explicit",
+        content="P likes tea.",
+        source_message_ids=["m1"],
+        backlog=backlog,
+    )
+
+
 def test_only_messages_and_the_observations_made_of_them_are_awaited():
     posted = MessagePosted(
         workspace="w",
@@ -51,15 +65,7 @@ def test_only_messages_and_the_observations_made_of_them_are_awaited():
         created_at=datetime(2024, 1, 1, tzinfo=UTC),
         token_count=4,
     )
-    derived = ObservationWritten(
-        workspace="w",
-        observer="p",
-        observed="p",
-        observation_id="o1",
-        level="explicit",
-        content="P likes tea.",
-        source_message_ids=["m1"],
-    )
+    derived = _observation()
     dreamt = derived.model_copy(update={"origin": "dreamer", "level": "deductive"})
     assert awaited([posted]) and awaited([derived]) and awaited([dreamt, derived])
     assert not awaited([dreamt]) and not awaited([None]) and not awaited([])
@@ -149,16 +155,7 @@ async def test_a_backlogs_observations_wait_their_turn_in_a_quiet_workspace_too(
     # The deriver formed them as a backlog's: however few of them the window saw, nobody
     # waits on them, and more of them behind do not make them a conversation's.
     recent = RecentWork(window_s=2.0, most=64)
-    obs = ObservationWritten(
-        workspace="w",
-        observer="p",
-        observed="p",
-        observation_id="o1",
-        level="explicit",
-        content="P likes tea.",
-        source_message_ids=["m1"],
-        backlog=True,
-    )
+    obs = _observation(backlog=True)
     applied = asyncio.Event()
 
     async def apply() -> None:

@@ -18,7 +18,9 @@ workspace, ``_Refill``), until everything of it the intake let go is queued.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from nats.aio.client import Client as NATS
@@ -79,7 +81,7 @@ class Intake:
         self._let_go: dict[str, int] = {}
         # Events received from the log that someone may wait on (observations, messages): a
         # batch waiting as a background step looks whether one came in behind it, and, while
-        # ``watch`` names the batch's workspace, whether one of another workspace did.
+        # it waits (``behind``), whether one of another workspace did.
         self.awaitable = 0
         self._watched: str | None = None
         self.others_awaitable = False
@@ -240,11 +242,16 @@ class Intake:
         if sub is not None:
             await _unsubscribe(sub)
 
-    def watch(self, workspace: str | None) -> None:
-        """Say from now on whether an event someone may wait on comes in of another workspace
-        than ``workspace`` (None: stop)."""
-        self._watched = workspace
-        self.others_awaitable = False
+    @contextlib.contextmanager
+    def behind(self, workspace: str) -> Iterator[Callable[[bool], bool]]:
+        """While a batch of ``workspace`` waits its turn: ``arrived(own)`` says whether an event
+        someone may wait on came in behind it since, of any workspace (``own``) or of another."""
+        seen = self.awaitable
+        self._watched, self.others_awaitable = workspace, False
+        try:
+            yield lambda own: self.awaitable > seen if own else self.others_awaitable
+        finally:
+            self._watched = None
 
     async def _subscribe(self, start: int) -> None:
         async def received(msg: Msg) -> None:

@@ -187,14 +187,7 @@ class Projector:
         foreground work and a backlog's after the foreground work of the process."""
         if self._recent is None or not items:
             return await self._paced(lines, workspace, items)
-        intake = self.intake
-        seen = intake.awaitable
-
-        def arrived(own: bool) -> bool:
-            return intake.awaitable > seen if own else intake.others_awaitable
-
-        intake.watch(workspace)
-        try:
+        with self.intake.behind(workspace) as arrived:
             return await self._recent.in_turn(
                 f"projector-{self.projection.name}",
                 workspace,
@@ -204,8 +197,6 @@ class Projector:
                 lambda: self._paced(lines, workspace, items),
                 arrived=arrived,
             )
-        finally:
-            intake.watch(None)
 
     async def _paced(self, lines: Lines, workspace: str, items: list[Delivered]) -> bool:
         """``_apply``, its time (not the batch's wait for its turn) recorded for the pace."""
